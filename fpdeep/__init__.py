@@ -1,0 +1,19 @@
+"""fpdeep: CNN training accelerators for chains of FPGA boards, generated from ONNX."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from fpdeep.analysis import LayerWorkload, NetworkWorkload, analyze  # noqa: E402
+from fpdeep.errors import FpdeepError, ModelError  # noqa: E402
+
+
+__all__ = [
+    "FpdeepError",
+    "LayerWorkload",
+    "ModelError",
+    "NetworkWorkload",
+    "__version__",
+    "analyze",
+    "load_onnx",
+]
