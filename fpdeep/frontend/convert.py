@@ -104,12 +104,7 @@ class GraphWalk:
         for value in self.graph.input:
             if value.name in self.consts:
                 continue
-            slots = [
-                i for j in self.readers.get(value.name, [])
-                for i, name in enumerate(self.nodes[j].input)
-                if name == value.name and i not in PARAM_SLOTS.get(self.nodes[j].op_type, ())
-            ]
-            if slots:
+            if self._read_as_data(value.name):
                 candidates.append(value)
             else:
                 self.param_shapes[value.name] = self._declared_shape(value, what="weight input")
@@ -146,6 +141,19 @@ class GraphWalk:
             shape = tuple(int(d) for d in dims[1:])
         self.data[value.name] = shape
         return value.name, batch
+
+    def _read_as_data(self, tensor: str) -> bool:
+        """Whether some node reads ``tensor`` outside a weight slot (Identity copies followed)."""
+        for j in self.readers.get(tensor, []):
+            node = self.nodes[j]
+            if node.op_type == "Identity":  # exporters alias shared weights through Identity
+                if self._read_as_data(node.output[0]):
+                    return True
+                continue
+            slots = PARAM_SLOTS.get(node.op_type, ())
+            if any(name == tensor and i not in slots for i, name in enumerate(node.input)):
+                return True
+        return False
 
     @staticmethod
     def _dims(value: onnx.ValueInfoProto) -> list[int | str]:
@@ -273,6 +281,8 @@ class GraphWalk:
             known = [not name or name in self.consts for name in node.input]
             if node.op_type == "Shape":
                 self._shape_of()
+            elif node.op_type == "Identity" and node.input[0] in self.param_shapes:
+                self.param_shapes[node.output[0]] = self.param_shapes[node.input[0]]
             elif node.op_type in FOLDERS and all(known):
                 value = fold(node, [self.consts.get(name) for name in node.input])
                 self.consts[node.output[0]] = value
