@@ -1,4 +1,4 @@
-"""The loss gradient at the output: softmax cross-entropy and MSE (``docs/numerics.md`` §9).
+"""The loss gradient at the output: softmax cross-entropy and MSE (``docs/numerics.md`` §10).
 
 The error at the logits is per sample (``p - onehot`` or ``2 (z - t) / N``); the 1/B of the
 batch mean is applied once, to the weight-gradient accumulators (``sgd.mean_gradient``). The

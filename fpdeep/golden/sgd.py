@@ -1,4 +1,4 @@
-"""Batch-mean scaling of the weight-gradient accumulators and the SGD update (§10-11)."""
+"""Batch-mean scaling of weight-gradient accumulators, SGD update (docs/numerics.md §11-12)."""
 
 from __future__ import annotations
 
