@@ -6,7 +6,7 @@ __version__ = "0.1.0"
 
 from fpdeep.analysis import LayerWorkload, NetworkWorkload, analyze  # noqa: E402
 from fpdeep.errors import FpdeepError, ModelError  # noqa: E402
-
+from fpdeep.frontend import load_onnx  # noqa: E402
 
 __all__ = [
     "FpdeepError",

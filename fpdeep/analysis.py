@@ -62,7 +62,7 @@ class NetworkWorkload:
 
 
 def layer_macs(layer: Layer) -> int:
-    """Multiply-accumulates of one pass (FP, BP and WG are the same loop nest) of a compute layer."""
+    """MACs of one pass of a compute layer (FP, BP and WG are the same loop nest)."""
     if isinstance(layer.attrs, ConvAttrs):
         ci = layer.in_shape[0]
         co, ho, wo = layer.out_shape
