@@ -117,9 +117,15 @@ def allocate_board(
 
 @dataclass(frozen=True)
 class Storage:
-    """On-board storage demand in bits (stash_per_image: one image's share of the stash)."""
+    """On-board storage demand in bits.
+
+    ``buffers`` (line buffers the engines read windows from) must be on chip; ``streams``
+    (whole-image ping-pong buffers between slices) and the rest may be spilled.
+    ``stash_per_image`` is one image's share of the stash.
+    """
 
     buffers: int = 0
+    streams: int = 0
     weights: int = 0
     grads: int = 0
     stash: int = 0
@@ -128,6 +134,7 @@ class Storage:
     def __add__(self, other: Storage) -> Storage:
         return Storage(
             self.buffers + other.buffers,
+            self.streams + other.streams,
             self.weights + other.weights,
             self.grads + other.grads,
             self.stash + other.stash,
@@ -136,7 +143,7 @@ class Storage:
 
     @property
     def total(self) -> int:
-        return self.buffers + self.weights + self.grads + self.stash
+        return self.buffers + self.streams + self.weights + self.grads + self.stash
 
 
 @dataclass(frozen=True)
@@ -145,28 +152,31 @@ class MemoryPlan:
 
     bram_bits: int
     uram_bits: int
-    spilled_bits: int  # held off chip (DRAM or a neighbour): stash first, then grads, weights
+    spilled_bits: int  # held off chip (DRAM or a neighbour): stash, streams, grads, weights
     traffic_bytes_per_image: float  # off-chip reads + writes an image causes
     buffers_fit: bool  # stream buffers must be on chip
 
 
 def plan_memory(storage: Storage, *, bram_bits: int, uram_bits: int) -> MemoryPlan:
-    """Place stream buffers in BRAM first, everything else in URAM first; spill what is left.
+    """Place line buffers in BRAM first, everything else in URAM first; spill what is left.
 
-    Spilled stash costs a write and a read per image of that image's share; spilled gradient
-    accumulators a read-modify-write per image; spilled weights two reads (FP and BP) per image.
-    Conv layers keep their weights on chip when anything must go: the stash goes first.
+    Spilled stash costs a write and a read of one image's share per image; spilled ping-pong
+    streams a write and a read of one image (half of the pair); spilled gradient accumulators a
+    read-modify-write per image; spilled weights two reads (FP and BP) per image. Weights go
+    last, as FPDeep keeps conv weights on chip: the cheapest bits per image leave first.
     """
     capacity = bram_bits + uram_bits
     buffers_fit = storage.buffers <= capacity
     spill = max(0, storage.total - capacity)
     stash_out = min(spill, storage.stash)
-    grads_out = min(spill - stash_out, storage.grads)
-    weights_out = min(spill - stash_out - grads_out, storage.weights)
-    traffic_bits = 2 * (grads_out + weights_out)
+    streams_out = min(spill - stash_out, storage.streams)
+    grads_out = min(spill - stash_out - streams_out, storage.grads)
+    weights_out = min(spill - stash_out - streams_out - grads_out, storage.weights)
+    traffic_bits = streams_out + 2 * (grads_out + weights_out)
     if storage.stash:
         traffic_bits += 2 * stash_out * storage.stash_per_image / storage.stash
-    on_chip = storage.total - (stash_out + grads_out + weights_out)
+    spilled = stash_out + streams_out + grads_out + weights_out
+    on_chip = storage.total - spilled
     buf_bram = min(storage.buffers, bram_bits)
     rest = on_chip - buf_bram
     uram = min(rest, uram_bits)
@@ -174,7 +184,7 @@ def plan_memory(storage: Storage, *, bram_bits: int, uram_bits: int) -> MemoryPl
     return MemoryPlan(
         bram_bits=bram,
         uram_bits=uram,
-        spilled_bits=stash_out + grads_out + weights_out,
+        spilled_bits=spilled,
         traffic_bytes_per_image=traffic_bits / 8,
         buffers_fit=buffers_fit,
     )

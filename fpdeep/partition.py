@@ -63,14 +63,16 @@ class ChainLayer:
     def storage(self, n: int, *, bits: int, acc_bits: int, pipelining: str) -> Storage:
         """Bits an n-channel slice keeps on its board (the whole input is stashed for WG)."""
         weights = n * self.weights_per_channel
-        out = n * self.ho * self.wo
-        if pipelining == "row" and self.kh * self.kw > 1:
-            rows = self.kh + 1  # a window of rows plus the one being written
-            buffers = 2 * rows * self.in_width * self.in_channels + 2 * rows * n * self.wo
-        else:  # ping-pong: FP output, incoming error, and the outgoing input error
-            buffers = 4 * out + (2 * self.in_elems if self.has_bp else 0)
+        # Engines read their windows from line buffers: kh + 1 rows of input (a window plus the
+        # row being written) and of the slice's output error, for FP and BP.
+        rows = self.kh + 1
+        buffers = 2 * rows * (self.in_width * self.in_channels + n * self.wo)
+        streams = 0
+        if pipelining == "image":  # ping-pong pairs: FP output, incoming error, input error
+            streams = 4 * n * self.ho * self.wo + (2 * self.in_elems if self.has_bp else 0)
         return Storage(
             buffers=buffers * bits,
+            streams=streams * bits,
             weights=weights * bits,
             grads=weights * acc_bits,
             stash=self.in_elems * self.stash_images * bits,
@@ -347,7 +349,7 @@ class _Search:
         """Largest position in (start, end] whose cut after board b the link carries in the II."""
         if end >= self.model.total:
             return self.model.total
-        if end <= start:
+        if end <= start or b >= len(self.cluster.link_gbps):  # the last board must finish
             return None
         cycles = self.link_cycles(self.cluster.link_gbps[b])[start + 1 : end + 1]
         ok = np.nonzero(cycles <= ii)[0]

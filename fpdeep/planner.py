@@ -366,7 +366,7 @@ def _no_fit(model: ChainModel, cluster: Cluster, failure: DoesNotFit) -> FpdeepE
     """The error for a network too big for the cluster, with the smallest board count that fits."""
     n = cluster.size
     head = f"network {model.network!r} does not fit on {n} x {cluster.boards[0].name}: {failure}"
-    if len(set(cluster.boards)) > 1:
+    if len({b.name for b in cluster.boards}) > 1:
         return FpdeepError(f"{head}. Add boards or use larger ones.")
     limit = min(model.total, 4096)
 
