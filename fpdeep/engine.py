@@ -121,27 +121,28 @@ class EngineParams:
     w_depth: int
     dy_depth: int
     res_depth: int
+    bias_depth: int
 
     def as_parameters(self) -> dict[str, int]:
         return {"TM": self.tm, "TN": self.tn, "XD": self.x_depth, "WD": self.w_depth,
-                "YD": self.dy_depth, "RD": self.res_depth}
+                "YD": self.dy_depth, "RD": self.res_depth, "BD": self.bias_depth}
 
 
-def _depths(shape: LoopShape, tm: int, tn: int) -> tuple[int, int, int, int]:
+def _depths(shape: LoopShape, tm: int, tn: int) -> tuple[int, int, int, int, int]:
     cob, cib = shape.blocks(tm, tn)
     x = cib * shape.h * shape.w
     w = cob * cib * shape.kh * shape.kw
     dy = cob * shape.ho * shape.wo
-    return x, w, dy, max(x, w, dy)
+    return x, w, dy, max(x, w, dy), cob
 
 
 def engine_params(shapes: Iterable[LoopShape], *, tm: int, tn: int) -> EngineParams:
     """Smallest power-of-two bank depths that hold every shape in `shapes` in every mode."""
     _check_lanes(tm, tn)
-    need = [0, 0, 0, 0]
+    need = [0] * 5
     for shape in shapes:
         need = [max(a, b) for a, b in zip(need, _depths(shape, tm, tn), strict=True)]
-    if need == [0, 0, 0, 0]:
+    if need == [0] * 5:
         raise FpdeepError("engine_params needs at least one LoopShape")
     # Power-of-two depths keep the RTL's address widths exact ($clog2) and map onto whole RAMs.
     pow2 = [max(2, 1 << (n - 1).bit_length()) for n in need]
@@ -201,6 +202,8 @@ class EngineConfig:
     tn: int
     shift: int
     raw: bool
+    bias: bool
+    hold: bool
     ports: Mapping[str, int] = field(repr=False)
 
     @property
@@ -209,6 +212,14 @@ class EngineConfig:
         s = self.shape
         return {"fp": (s.co, s.ho, s.wo), "bp": (s.ci, s.h, s.w),
                 "wg": (s.co, s.ci, s.kh, s.kw)}[self.mode]
+
+    @property
+    def out_count(self) -> int:
+        """Beats in the result stream: the result, then (WG with bias) the Co bias gradients."""
+        n = 1
+        for d in self.out_shape:
+            n *= d
+        return n + (self.shape.co if self.mode == "wg" and self.bias else 0)
 
 
 def _pack(values: Iterable[int], bits: int) -> int:
@@ -221,11 +232,14 @@ def _pack(values: Iterable[int], bits: int) -> int:
 
 
 def engine_config(shape: LoopShape, *, mode: str, tm: int, tn: int, shift: int = 0,
-                  raw: bool = False, params: EngineParams | None = None) -> EngineConfig:
+                  raw: bool = False, bias: bool = False, bias_shift: int = 0,
+                  hold: bool = False, params: EngineParams | None = None) -> EngineConfig:
     """The `cfg_*` port values that make `fpdeep_engine` run `shape` in `mode`.
 
     `shift` is the requantisation shift of the result (docs/numerics.md §4); `raw` streams the
-    48-bit accumulators instead (WG). With `params`, the bank depths are checked to fit.
+    48-bit accumulators instead (WG). `bias`: FP adds bias << `bias_shift` (the input's
+    fractional bits, §4), WG also accumulates the bias gradient. `hold` keeps the results
+    after an image (WG over a mini-batch) until a flush. With `params`, depths are checked.
     """
     if mode not in MODES:
         raise FpdeepError(f"engine mode {mode!r} is not valid; valid modes are {', '.join(MODES)}")
@@ -236,17 +250,23 @@ def engine_config(shape: LoopShape, *, mode: str, tm: int, tn: int, shift: int =
             " (a negative shift, an output format with more fractional bits than the"
             " accumulator, is not supported by the RTL yet)"
         )
+    if isinstance(bias_shift, bool) or not isinstance(bias_shift, int) or not (
+            0 <= bias_shift <= MAX_SHIFT):
+        raise FpdeepError(
+            f"engine bias_shift must be an integer from 0 to {MAX_SHIFT}, got {bias_shift!r}"
+        )
     if params is not None:
         if (params.tm, params.tn) != (tm, tn):
             raise FpdeepError(
                 f"engine built with tm={params.tm}, tn={params.tn} cannot run tm={tm}, tn={tn}"
             )
-        have = (params.x_depth, params.w_depth, params.dy_depth, params.res_depth)
+        have = (params.x_depth, params.w_depth, params.dy_depth, params.res_depth,
+                params.bias_depth)
         need = _depths(shape, tm, tn)
         if any(n > h for n, h in zip(need, have, strict=True)):
             raise FpdeepError(
-                f"shape {shape} needs bank depths (x, w, dy, result) {need} but the engine was "
-                f"built with {have}; rebuild it with engine_params over this shape"
+                f"shape {shape} needs bank depths (x, w, dy, result, bias) {need} but the "
+                f"engine was built with {have}; rebuild it with engine_params over this shape"
             )
     s = shape
     bound = bounds(s, tm, tn)
@@ -269,9 +289,14 @@ def engine_config(shape: LoopShape, *, mode: str, tm: int, tn: int, shift: int =
         "cfg_jump": _pack(jump, AFFINE_BITS),
         "cfg_shift": shift,
         "cfg_raw": int(raw),
+        "cfg_hold": int(hold),
+        "cfg_bias": int(bias),
+        "cfg_bias_shift": bias_shift,
         "cfg_ld_x": Walker(s.ci, tn, 1, 1, s.h * s.w).packed(),
         "cfg_ld_w": Walker(s.co, tm, s.ci, tn, s.kh * s.kw).packed(),
         "cfg_ld_dy": Walker(s.co, tm, 1, 1, s.ho * s.wo).packed(),
+        "cfg_ld_b": Walker(s.co, tm, 1, 1, 1).packed(),
         "cfg_drain": drain.packed(),
+        "cfg_drain_b": Walker(s.co, tm, 1, 1, 1).packed(),
     }
-    return EngineConfig(mode, s, tm, tn, shift, raw, MappingProxyType(ports))
+    return EngineConfig(mode, s, tm, tn, shift, raw, bias, hold, MappingProxyType(ports))

@@ -20,9 +20,11 @@ module fpdeep_loop_nest #(
     input  wire logic [NQ*NL*AW-1:0] jump,
     output logic                    active,  // idx and q hold a valid iteration this cycle
     output logic                    last,    // ... and it is the final one
-    output logic [NQ*AW-1:0]        q
+    output logic [NQ*AW-1:0]        q,
+    output logic [NL*CW-1:0]        idx_o    // the counters, level l at [l*CW +: CW]
 );
     logic [CW-1:0] idx [NL];
+    always_comb for (int l = 0; l < NL; l++) idx_o[l*CW +: CW] = idx[l];
     logic [NL-1:0] at_max, inner_max;
 
     always_comb begin

@@ -2,7 +2,8 @@
 model (fpdeep.golden.conv / fc) and its busy cycles against fpdeep.perf.engine_cycles.
 
 The pytest wrapper passes the cases as JSON; every case draws its own random tensors, streams
-them in with random idle cycles, runs one image and drains the result under random back-pressure.
+them in with random idle cycles, runs its images (WG: a mini-batch accumulated with cfg_hold,
+then a flush) and drains the result under random back-pressure.
 """
 
 from __future__ import annotations
@@ -35,89 +36,107 @@ def case_shape(case: dict) -> tuple[LoopShape, ConvAttrs | None]:
                           out_hw=conv.out_hw(attrs, hw)), attrs
 
 
-def golden(case: dict, shape: LoopShape, attrs: ConvAttrs | None,
-           x, w, e) -> tuple[np.ndarray, int]:
-    """(expected result in C order, requantisation shift) from the golden model."""
-    mode = case["mode"]
-    if attrs is None:  # FC: x (1, In), w (Out, In), e (1, Out)
-        x2, e2 = x.reshape(1, -1), e.reshape(1, -1)
+def golden(mode: str, shape: LoopShape, attrs: ConvAttrs | None, x, w, b, e) -> np.ndarray:
+    """The expected result stream (C order) from the golden model; x and e carry the batch."""
+    if attrs is None:  # FC: x (B, In), w (Out, In), e (B, Out)
+        x2, e2 = x.reshape(x.shape[0], -1), e.reshape(e.shape[0], -1)
         w2 = w.reshape(shape.co, shape.ci)
         if mode == "fp":
-            return fc.forward(x2, w2, x_fmt=ACT, w_fmt=WEIGHT, out_fmt=ACT), 14
+            return fc.forward(x2, w2, b, x_fmt=ACT, w_fmt=WEIGHT, out_fmt=ACT)
         if mode == "bp":
-            return fc.backward(e2, w2, e_fmt=ERR, w_fmt=WEIGHT, out_fmt=ERR), 14
-        return fc.weight_gradient(e2, x2)[0], 0
-    if mode == "fp":
-        y = conv.forward(x[None], w, None, attrs=attrs, x_fmt=ACT, w_fmt=WEIGHT, out_fmt=ACT)
-        return y, ACT.frac + WEIGHT.frac - ACT.frac
-    if mode == "bp":
-        dx = conv.backward(e[None], w, attrs=attrs, in_hw=(shape.h, shape.w), e_fmt=ERR,
-                           w_fmt=WEIGHT, out_fmt=ERR)
-        return dx, ERR.frac + WEIGHT.frac - ERR.frac
-    return conv.weight_gradient(e[None], x[None], attrs=attrs)[0], 0
+            return fc.backward(e2, w2, e_fmt=ERR, w_fmt=WEIGHT, out_fmt=ERR)
+        dw, db = fc.weight_gradient(e2, x2)
+    elif mode == "fp":
+        return conv.forward(x, w, b, attrs=attrs, x_fmt=ACT, w_fmt=WEIGHT, out_fmt=ACT)
+    elif mode == "bp":
+        return conv.backward(e, w, attrs=attrs, in_hw=(shape.h, shape.w), e_fmt=ERR,
+                             w_fmt=WEIGHT, out_fmt=ERR)
+    else:
+        dw, db = conv.weight_gradient(e, x, attrs=attrs)
+    return np.concatenate([dw.ravel(), db.ravel()]) if b is not None else dw
+
+
+# Requantisation shifts of the numerics contract (docs/numerics.md §4) for these formats.
+SHIFTS = {"fp": ACT.frac + WEIGHT.frac - ACT.frac, "bp": ERR.frac + WEIGHT.frac - ERR.frac,
+          "wg": 0}
+
+
+async def load(dut, tensors: dict[str, np.ndarray], rng: random.Random) -> None:
+    sources = [StreamSource(dut, f"s_{name}", t.ravel().tolist(), rng=rng, idle=0.3)
+               for name, t in tensors.items()]
+    await run_streams(dut, sources, max_cycles=20 * sum(len(s.beats) for s in sources) + 50)
+
+
+async def pulse(dut, name: str) -> float:
+    """Raise `name` for one cycle; return the time of the edge that samples it."""
+    getattr(dut, name).value = 1
+    await RisingEdge(dut.clk)
+    t = get_sim_time("ns")
+    getattr(dut, name).value = 0
+    return t
 
 
 async def run_case(dut, case: dict, tm: int, tn: int, log) -> dict:
     shape, attrs = case_shape(case)
+    mode, batch, bias = case["mode"], case.get("batch", 1), case.get("bias", False)
     rng = np.random.default_rng(case["seed"])
     pyrng = random.Random(case["seed"])
     mag = case.get("mag", 12)
-    x = rng.integers(-(1 << mag), 1 << mag, size=(shape.ci, shape.h, shape.w), dtype=np.int64)
-    w = rng.integers(-(1 << 13), 1 << 13, size=(shape.co, shape.ci, shape.kh, shape.kw),
-                     dtype=np.int64)
-    e = rng.integers(-(1 << mag), 1 << mag, size=(shape.co, shape.ho, shape.wo), dtype=np.int64)
-    expected, shift = golden(case, shape, attrs, x, w, e)
-    raw = case["mode"] == "wg"
-    cfg = engine_config(shape, mode=case["mode"], tm=tm, tn=tn, shift=shift, raw=raw)
+    x = rng.integers(-(1 << mag), 1 << mag, size=(batch, shape.ci, shape.h, shape.w))
+    w = rng.integers(-(1 << 13), 1 << 13, size=(shape.co, shape.ci, shape.kh, shape.kw))
+    e = rng.integers(-(1 << mag), 1 << mag, size=(batch, shape.co, shape.ho, shape.wo))
+    b = rng.integers(-(1 << 15), 1 << 15, size=(shape.co,)) if bias else None
+    expected = np.asarray(golden(mode, shape, attrs, x, w, b, e), dtype=np.int64).ravel()
+    cfg = engine_config(shape, mode=mode, tm=tm, tn=tn, shift=SHIFTS[mode], raw=mode == "wg",
+                        bias=bias, bias_shift=ACT.frac, hold=mode == "wg")
     for name, value in cfg.ports.items():
         getattr(dut, name).value = value
 
-    # Only the operands the mode reads are streamed in.
-    wanted = {"fp": ("x", "w"), "bp": ("w", "dy"), "wg": ("x", "dy")}[case["mode"]]
-    tensors = {"x": x, "w": w, "dy": e}
-    sources = [StreamSource(dut, f"s_{name}", tensors[name].ravel().tolist(), rng=pyrng,
-                            idle=0.3) for name in wanted]
-    await run_streams(dut, sources, max_cycles=20 * sum(len(s.beats) for s in sources) + 50)
+    cycles = []
+    for i in range(batch):
+        # Only the operands the mode reads are streamed in.
+        tensors = {"fp": {"x": x[i], "w": w}, "bp": {"w": w, "dy": e[i]},
+                   "wg": {"x": x[i], "dy": e[i]}}[mode]
+        if i > 0:
+            tensors.pop("w", None)  # weights stay in their banks for the whole mini-batch
+        if bias and mode == "fp":
+            tensors["b"] = b
+        await load(dut, tensors, pyrng)
+        t0 = await pulse(dut, "start")
+        await RisingEdge(dut.done)
+        await RisingEdge(dut.clk)  # the edge that samples done: cycles counted while busy
+        cycles.append(round((get_sim_time("ns") - t0) / PERIOD_NS))
+    if mode == "wg":
+        await pulse(dut, "flush")
 
-    dut.start.value = 1
-    await RisingEdge(dut.clk)  # the edge that samples start
-    t0 = get_sim_time("ns")
-    dut.start.value = 0
-    await RisingEdge(dut.done)
-    await RisingEdge(dut.clk)  # the edge that samples done: cycles counted while busy
-    cycles = round((get_sim_time("ns") - t0) / PERIOD_NS)
-
-    n_out = int(np.prod(cfg.out_shape))
-    sink = StreamSink(dut, "m", rng=pyrng, stall=0.3, width=ACC_BITS, expect=n_out)
-    await run_streams(dut, [sink], max_cycles=20 * n_out + 50)
+    sink = StreamSink(dut, "m", rng=pyrng, stall=0.3, width=ACC_BITS, expect=cfg.out_count)
+    await run_streams(dut, [sink], max_cycles=20 * cfg.out_count + 50)
     got = np.array(sink.beats, dtype=np.int64)
-    want = np.asarray(expected, dtype=np.int64).ravel()
-    assert got.shape == want.shape, f"{case}: got {got.size} values, expected {want.size}"
-    bad = np.flatnonzero(got != want)
+    assert got.shape == expected.shape, f"{case}: got {got.size} values, want {expected.size}"
+    bad = np.flatnonzero(got != expected)
     assert bad.size == 0, (
-        f"{case}: {bad.size} of {want.size} values differ, first at {bad[0]}: "
-        f"got {got[bad[0]]}, expected {want[bad[0]]}"
+        f"{case}: {bad.size} of {expected.size} values differ, first at {bad[0]}: "
+        f"got {got[bad[0]]}, expected {expected[bad[0]]}"
     )
-    assert sink.lasts == [0] * (n_out - 1) + [1], f"{case}: last misplaced"
+    assert sink.lasts == [0] * (got.size - 1) + [1], f"{case}: last misplaced"
     assert int(dut.err_frame.value) == 0, "engine flagged a framing error"
     model = engine_cycles(co=shape.co, ci=shape.ci, kh=shape.kh, kw=shape.kw, ho=shape.ho,
                           wo=shape.wo, tm=tm, tn=tn, latency=ENGINE_LATENCY)
-    log.info("case %s: %d cycles measured, %d modelled", case, cycles, model)
-    assert abs(cycles - model) <= 0.02 * model, (
-        f"{case}: {cycles} cycles measured, performance model says {model}"
-    )
+    log.info("case %s: %s cycles per image measured, %d modelled", case, cycles, model)
+    for c in cycles:
+        assert abs(c - model) <= 0.02 * model, f"{case}: {c} cycles measured, model {model}"
     return {"case": case, "cycles": cycles, "model": model}
 
 
 @cocotb.test()
 async def engine_matches_golden_model(dut):
     args = tb_args()
-    for name in ("start", "s_x_valid", "s_w_valid", "s_dy_valid", "m_ready"):
+    for name in ("start", "flush", "s_x_valid", "s_w_valid", "s_dy_valid", "s_b_valid",
+                 "m_ready"):
         getattr(dut, name).value = 0
     await reset(dut)
     results = [await run_case(dut, case, args["tm"], args["tn"], dut._log)
                for case in args["cases"]]
-    out = args.get("report")
-    if out:
-        with open(out, "w") as f:
+    if args.get("report"):
+        with open(args["report"], "w") as f:
             json.dump(results, f, indent=1)
