@@ -27,7 +27,7 @@ TB_ARGS_ENV = "FPDEEP_TB_ARGS"
 
 
 def data_dir(name: str) -> Path:
-    """The folder `hw`, `sim` or `templates`: `fpdeep/_data/NAME` (wheel), else `<checkout>/NAME`."""
+    """Folder `hw`, `sim` or `templates`: `fpdeep/_data/NAME` (wheel), else `<checkout>/NAME`."""
     if name not in _DATA_FOLDERS:
         raise FpdeepError(
             f"data_dir: unknown folder {name!r}; valid folders are {', '.join(_DATA_FOLDERS)}."
