@@ -72,7 +72,8 @@ def table(name: str, network: fpdeep.ir.Network, counts: list[int], link: float 
     print("boards  imbalance fpdeep/optimal   DSP eff fpdeep/optimal   II fpdeep/optimal")
     for n, a, b in zip(counts, results["fpdeep"], results["optimal"], strict=True):
         if isinstance(a, fpdeep.FpdeepError) or isinstance(b, fpdeep.FpdeepError):
-            print(f"{n:6d}  {a if isinstance(a, Exception) else ''} {b if isinstance(b, Exception) else ''}")
+            errors = [str(r) for r in (a, b) if isinstance(r, fpdeep.FpdeepError)]
+            print(f"{n:6d}  {' / '.join(errors)}")
             continue
         ta, tb = a.totals, b.totals
         assert tb.ii_cycles <= ta.ii_cycles, (n, ta.ii_cycles, tb.ii_cycles)
