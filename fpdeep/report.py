@@ -184,38 +184,53 @@ def sweep_rows(plans: Sequence[tuple[int, Plan | FpdeepError]]) -> list[dict[str
             "scaling_efficiency": t.images_per_s / ideal,
             "load_imbalance": t.load_imbalance,
             "dsp_efficiency": t.dsp_efficiency,
+            "max_link_utilisation": max(
+                (result.gbps_needed(lp) / lp.gbps_available for lp in result.links), default=0.0
+            ),
             "bottleneck": t.bottleneck,
         })
     return rows
 
 
 def knees(rows: Sequence[dict[str, Any]]) -> dict[str, int | None]:
-    """First board count below LINEAR_FRACTION of ideal, and first one limited by a link."""
+    """Where scaling ends: the count from which throughput stays below LINEAR_FRACTION of
+    ideal, the count from which adding boards no longer lowers the II, and the first count
+    whose bottleneck is a link."""
     ok = [r for r in rows if "error" not in r]
-    linear = next((r["boards"] for r in ok if r["scaling_efficiency"] < LINEAR_FRACTION), None)
+    linear = None
+    for r in reversed(ok):
+        if r["scaling_efficiency"] >= LINEAR_FRACTION:
+            break
+        linear = r["boards"]
+    best = min((r["ii_cycles"] for r in ok), default=None)
+    plateau = next((r["boards"] for r in ok if r["ii_cycles"] == best), None)
+    if plateau == (ok[-1]["boards"] if ok else None):
+        plateau = None  # still improving at the largest count
     link = next((r["boards"] for r in ok if r["bottleneck"].startswith("link")), None)
-    return {"sublinear_from": linear, "link_bound_from": link}
+    return {"sublinear_from": linear, "plateau_from": plateau, "link_bound_from": link}
 
 
 def sweep_text(rows: Sequence[dict[str, Any]]) -> str:
     table = []
     for r in rows:
         if "error" in r:
-            table.append([str(r["boards"]), "-", "-", "-", "-", "-", "-", r["error"][:60]])
+            table.append([str(r["boards"]), "-", "-", "-", "-", "-", "-", r["error"][:80]])
             continue
         table.append([
             str(r["boards"]), f"{r['ii_cycles']:,}", f"{r['images_per_s']:,.1f}",
             f"{r['scaling_efficiency']:.1%}", f"{r['load_imbalance']:.3f}",
-            f"{r['dsp_efficiency']:.1%}", "", r["bottleneck"],
+            f"{r['dsp_efficiency']:.1%}", f"{r['max_link_utilisation']:.0%}", r["bottleneck"],
         ])
     k = knees(rows)
     text = format_table(
-        ["boards", "II", "images/s", "vs linear", "imbalance", "DSP eff", "", "bottleneck"],
-        table, right=[True] * 6 + [False, False],
+        ["boards", "II", "images/s", "vs linear", "imbalance", "DSP eff", "link use",
+         "bottleneck"],
+        table, right=[True] * 7 + [False],
     )
     return (
-        text + f"\n\nbelow {LINEAR_FRACTION:.0%} of linear from {k['sublinear_from'] or '-'} "
-        f"boards; link-bound from {k['link_bound_from'] or '-'} boards\n"
+        text + f"\n\nstays below {LINEAR_FRACTION:.0%} of linear from "
+        f"{k['sublinear_from'] or '-'} boards; no faster from {k['plateau_from'] or '-'} boards; "
+        f"link-bound from {k['link_bound_from'] or '-'} boards\n"
     )
 
 
@@ -307,13 +322,15 @@ def _svg_scaling(rows: Sequence[dict[str, Any]]) -> str:
         parts.append(f'<text x="{left + plot_w * x / xmax:.1f}" y="{height - bottom + 14}" '
                      f'font-size="10" text-anchor="middle">{x}</text>')
     k = knees(rows)
-    for key, colour, label in (("sublinear_from", "#000", "below 90% of linear"),
-                               ("link_bound_from", _COLOURS["link"], "link-bound")):
+    marks = (("sublinear_from", "#000", "below 90% of linear"),
+             ("plateau_from", "#76b7b2", "no faster"),
+             ("link_bound_from", _COLOURS["link"], "link-bound"))
+    for row, (key, colour, label) in enumerate(marks):
         if k[key] is not None:
             x = left + plot_w * k[key] / xmax
             parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{top + plot_h}" '
                          f'stroke="{colour}" stroke-dasharray="2 2"/><text x="{x + 3:.1f}" '
-                         f'y="{top + 12 + (14 if colour != "#000" else 0)}" font-size="11" '
+                         f'y="{top + 12 + 14 * row}" font-size="11" '
                          f'fill="{colour}">{label} ({k[key]} boards)</text>')
     parts.append("</svg>")
     return "".join(parts)

@@ -71,5 +71,5 @@ def test_sweep_knee_and_errors():
     assert rows[-1] == {"boards": 4, "error": "too big"}
     assert rows[0]["scaling_efficiency"] == 1.0
     k = knees(rows)
-    assert set(k) == {"sublinear_from", "link_bound_from"}
+    assert set(k) == {"sublinear_from", "plateau_from", "link_bound_from"}
     assert "too big" in sweep_text(rows)
