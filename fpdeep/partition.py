@@ -328,7 +328,7 @@ class _Search:
         while pos < model.total:
             layer = model.layers[model.layer_at(pos)]
             rest = layer.co - (pos - layer.offset)
-            more = dsp_needed(layer.shapes(rest), ii, per_mac)
+            more = dsp_needed(layer.shapes(rest), ii, per_mac, cluster.pixel_lanes)
             if self._fits(b, ii, dsp + more, storage + layer.storage(rest, **kw)):
                 dsp += more
                 storage = storage + layer.storage(rest, **kw)
@@ -337,7 +337,7 @@ class _Search:
             good, bad = 0, rest  # channels of this layer that fit: good fits, bad does not
             while bad - good > 1:
                 mid = (good + bad) // 2
-                more = dsp_needed(layer.shapes(mid), ii, per_mac)
+                more = dsp_needed(layer.shapes(mid), ii, per_mac, cluster.pixel_lanes)
                 if self._fits(b, ii, dsp + more, storage + layer.storage(mid, **kw)):
                     good = mid
                 else:

@@ -158,7 +158,8 @@ def evaluate(
                                 layer.shapes(s.channels), strict=True):
                 shapes.append(shape)
                 owners.append((s, p))
-        allocs = allocate_board(shapes, dsp_budget=cluster.dsp_budget(b), dsp_per_mac=dpm)
+        allocs = allocate_board(shapes, dsp_budget=cluster.dsp_budget(b), dsp_per_mac=dpm,
+                                max_tp=cluster.pixel_lanes)
         if allocs is None:
             raise DoesNotFit(
                 f"board {b} ({cluster.boards[b].name}) has {len(shapes)} engines but only "

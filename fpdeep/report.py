@@ -20,7 +20,10 @@ LINEAR_FRACTION = 0.9
 def _engine_json(alloc: Any) -> dict[str, int] | None:
     if alloc is None:
         return None  # the layer needs no BP (nothing trainable upstream)
-    return {"tm": alloc.tm, "tn": alloc.tn, "cycles": alloc.cycles, "dsp": alloc.dsp}
+    out = {"tm": alloc.tm, "tn": alloc.tn, "cycles": alloc.cycles, "dsp": alloc.dsp}
+    if alloc.tp > 1:  # only in pixel-parallel what-if plans
+        out["tp"] = alloc.tp
+    return out
 
 
 def cluster_json(plan: Plan) -> dict[str, Any]:
@@ -34,6 +37,7 @@ def cluster_json(plan: Plan) -> dict[str, Any]:
         "clock_mhz": c.clock_mhz,
         "util_cap": c.util_cap,
         "pipelining": c.pipelining,
+        "pixel_lanes": c.pixel_lanes,
         "batch": plan.totals.batch,
     }
 

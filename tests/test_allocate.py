@@ -76,3 +76,27 @@ def test_memory_spills_stash_first_then_streams_grads_weights():
 def test_buffers_must_fit_on_chip():
     mem = plan_memory(Storage(buffers=2000), bram_bits=600, uram_bits=600)
     assert not mem.buffers_fit
+
+
+@settings(max_examples=30, deadline=None)
+@given(shape=shapes, slack=st.integers(0, 400), max_tp=st.integers(1, 4))
+def test_pixel_parallel_what_if_matches_exhaustive_search(shape, slack, max_tp):
+    limit = shape.kh * shape.kw * shape.wo + perf.ENGINE_LATENCY + slack
+
+    def cycles(tm, tn, tp):
+        rows = len(range(0, shape.ho, tp))
+        tiles = len(range(0, shape.co, tm)) * len(range(0, shape.ci, tn))
+        return tiles * shape.kh * shape.kw * rows * shape.wo + perf.ENGINE_LATENCY
+
+    options = [
+        tm * tn * tp
+        for tm, tn, tp in itertools.product(range(1, shape.co + 1), range(1, shape.ci + 1),
+                                            range(1, max_tp + 1))
+        if cycles(tm, tn, tp) <= limit
+    ]
+    got = cheapest(shape, limit, 1.0, max_tp)
+    if not options:
+        assert got is None
+        return
+    assert got is not None and got.dsp == min(options) and got.tp <= max_tp
+    assert got.cycles == cycles(got.tm, got.tn, got.tp) <= limit
