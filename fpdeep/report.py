@@ -321,7 +321,7 @@ def _svg_scaling(rows: Sequence[dict[str, Any]]) -> str:
     for frac in (0, 0.5, 1):
         y = top + plot_h * (1 - frac)
         parts.append(f'<text x="{left - 4}" y="{y + 4:.1f}" font-size="10" text-anchor="end">'
-                     f'{format_count(peak * frac)}/s</text>')
+                     f'{peak * frac:,.0f}/s</text>')
     for x in sorted({xs[0], xs[-1], *(xs[len(xs) // 4 :: max(len(xs) // 4, 1)])}):
         parts.append(f'<text x="{left + plot_w * x / xmax:.1f}" y="{height - bottom + 14}" '
                      f'font-size="10" text-anchor="middle">{x}</text>')
