@@ -9,7 +9,7 @@ import pytest
 from golden_nets import OnnxNet, digits_cnn
 
 from fpdeep.errors import FpdeepError
-from fpdeep.golden import Format, Numerics, conv, infer, quantise, train_step
+from fpdeep.golden import Format, Numerics, conv, infer, quantise, quantise_weights, train_step
 from fpdeep.golden import loss as loss_ops
 
 
@@ -190,3 +190,21 @@ def test_fixed_point_training_on_digits_matches_float(tmp_path):
     assert accuracy["fixed"] >= 0.90
     assert abs(accuracy["fixed"] - accuracy["float"]) <= 0.02
     assert sum(seconds.values()) < 60
+
+
+def test_wide_fixed_point_tracks_float_through_every_op(tmp_path):
+    # With 24-bit data the integer plumbing of every op (pads, reciprocals, fan-in, formats)
+    # must reproduce the float step closely; a wrong shift would be off by a power of two.
+    network, weights = residual_net(tmp_path / "r.onnx", seed=2)
+    wide = Numerics(formats={"act": Format(24, 16), "weight": Format(24, 18),
+                             "err": Format(24, 18), "grad": Format(24, 18)})
+    rng = np.random.default_rng(4)
+    x, y = rng.normal(size=(4, 2, 7, 7)), np.array([0, 1, 2, 1])
+    fixed = train_step(network, weights, x, y, lr=0.5, numerics=wide)
+    ref = train_step(network, weights, x, y, lr=0.5, numerics="float")
+    assert fixed.loss == pytest.approx(ref.loss, abs=1e-4)
+    for name in weights:
+        d_fixed = fixed.weights[name] - quantise_weights(network, weights, wide)[name] / 2**18
+        d_float = ref.weights[name] - weights[name]
+        np.testing.assert_allclose(d_fixed, d_float, atol=2e-4 * np.abs(d_float).max() + 4e-6,
+                                   err_msg=name)

@@ -7,7 +7,15 @@ functions the RTL is checked against bit for bit, and ``train_step`` runs a whol
 from __future__ import annotations
 
 from fpdeep.golden.numerics import Format, Numerics, dequantise, quantise
-from fpdeep.golden.step import LayerTrace, StepResult, Trace, infer, train_step
+from fpdeep.golden.step import (
+    LayerTrace,
+    StepResult,
+    Trace,
+    infer,
+    quantise_weights,
+    train_step,
+    weight_formats,
+)
 
 __all__ = [
     "Format",
@@ -18,5 +26,7 @@ __all__ = [
     "dequantise",
     "infer",
     "quantise",
+    "quantise_weights",
     "train_step",
+    "weight_formats",
 ]

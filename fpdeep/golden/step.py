@@ -154,6 +154,20 @@ def infer(network: Network, weights: Mapping[str, np.ndarray], x: np.ndarray, *,
     return z.reshape(z.shape[0], -1)
 
 
+def weight_formats(network: Network,
+                   numerics: Numerics = DEFAULT_NUMERICS) -> dict[str, Format]:
+    """The format of every trainable parameter, keyed by initializer name."""
+    return {ref.name: numerics.fmt("weight", layer.name)
+            for layer in network.compute_layers for ref in _trainable(layer)}
+
+
+def quantise_weights(network: Network, weights: Mapping[str, np.ndarray],
+                     numerics: Numerics = DEFAULT_NUMERICS) -> dict[str, np.ndarray]:
+    """Float parameters to the integers the hardware loads (initializer layout)."""
+    return {name: quantise(weights[name], fmt)
+            for name, fmt in weight_formats(network, numerics).items()}
+
+
 def _forward(ctx: _Context, params: dict, xb: np.ndarray) -> dict[str, np.ndarray]:
     """Activations of every tensor, keyed by tensor name (the final Softmax is skipped: it is
     part of the loss)."""
