@@ -162,3 +162,9 @@ def test_integer_ops_refuse_floats():
     with pytest.raises(FpdeepError, match="FC input must be an integer array"):
         fc.forward(np.zeros((1, 2)), np.zeros((1, 2), np.int64), x_fmt=Q16_8, w_fmt=Q16_8,
                    out_fmt=Q16_8)
+
+
+def test_requantise_with_per_element_shifts():
+    # Right shift by 8 of 2^20 -> 4096 must not be clamped by the left-shifted neighbour.
+    got = requantise(np.array([1 << 20, 20000, 3]), np.array([8, -1, 0]), Q16_8)
+    assert got.tolist() == [4096, 32767, 3]
