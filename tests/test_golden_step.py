@@ -208,3 +208,32 @@ def test_wide_fixed_point_tracks_float_through_every_op(tmp_path):
         d_float = ref.weights[name] - weights[name]
         np.testing.assert_allclose(d_fixed, d_float, atol=2e-4 * np.abs(d_float).max() + 4e-6,
                                    err_msg=name)
+
+
+def test_bundled_example_trains_from_its_own_parameters():
+    from fpdeep import load_onnx
+    from fpdeep.examples import DIGITS_CNN
+
+    network = load_onnx(DIGITS_CNN)
+    rng = np.random.default_rng(0)
+    x, y = rng.random((8, 1, 8, 8)), rng.integers(0, 10, 8)
+    weights = dict(network.params)
+    first = None
+    for _ in range(5):
+        step = train_step(network, weights, x, y, lr=0.1)
+        first = step.loss if first is None else first
+        weights = step.weights
+    assert step.loss < first
+    assert set(weights) >= {"conv1.weight", "conv1.bias", "fc.weight", "fc.bias"}
+
+
+def test_shared_parameter_is_refused(tmp_path):
+    net = OnnxNet((2, 5, 5))
+    first = net.conv(2, 3, pads=(1, 1, 1, 1), bias=False)
+    weight = net.nodes[-1].input[1]
+    net.node("Conv", [first, weight], (2, 5, 5), kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    net.flatten()
+    net.fc(3)
+    network, weights = net.load(tmp_path / "shared.onnx")
+    with pytest.raises(FpdeepError, match=f"parameter '{weight}' is shared by layers"):
+        train_step(network, weights, np.zeros((1, 2, 5, 5)), np.array([0]), lr=0.1)

@@ -175,7 +175,14 @@ def _forward(ctx: _Context, params: dict, xb: np.ndarray) -> dict[str, np.ndarra
     for layer in ctx.network.layers:
         if layer.op is not Op.SOFTMAX:
             ins = [acts[name] for name in layer.inputs]
-            acts[layer.output] = _FORWARD[layer.op](ctx, layer, ins, params.get(layer.name, {}))
+            out = _FORWARD[layer.op](ctx, layer, ins, params.get(layer.name, {}))
+            if tuple(out.shape[1:]) != tuple(layer.out_shape):
+                raise FpdeepError(
+                    f"layer {layer.name} ({layer.op}) computes per-sample shape "
+                    f"{tuple(out.shape[1:])} but the network declares {tuple(layer.out_shape)}; "
+                    "the golden model and the frontend disagree on this layer's geometry"
+                )
+            acts[layer.output] = out
     return acts
 
 
@@ -344,6 +351,15 @@ def _load_params(network: Network, weights: Mapping[str, np.ndarray],
                if ref.name not in weights]
     if missing:
         raise FpdeepError("weights lacks these parameters: " + ", ".join(missing))
+    owners: dict[str, str] = {}
+    for layer in network.compute_layers:
+        for ref in _trainable(layer):
+            if ref.name in owners:
+                raise FpdeepError(
+                    f"parameter {ref.name!r} is shared by layers {owners[ref.name]} and "
+                    f"{layer.name}; the golden model needs one parameter tensor per layer"
+                )
+            owners[ref.name] = layer.name
     params: dict[str, dict[str, np.ndarray]] = {}
     for layer in network.compute_layers:
         entry = {}
