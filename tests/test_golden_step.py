@@ -23,6 +23,7 @@ def residual_net(path, *, seed=0):
     net.add(net.last, skip)
     net.avgpool(3, 2, pads=(1, 1, 1, 1))
     net.conv(4, 2, stride=1)
+    net.conv(4, 1, groups=2)
     net.maxpool(2, 1)
     net.gap()
     net.flatten()

@@ -24,7 +24,7 @@ def torch_forward(network: Network, params: dict, x):
         a = layer.attrs
         if layer.op is Op.CONV:
             out = F.conv2d(ins[0], w["weight"], w.get("bias"), stride=a.stride,
-                           padding=a.pads[:2])
+                           padding=a.pads[:2], groups=a.groups)
         elif layer.op is Op.FC:
             out = F.linear(ins[0], w["weight"], w.get("bias"))
         elif layer.op is Op.RELU:
@@ -72,6 +72,7 @@ def residual_net(path):
     net.relu()
     net.add(net.last, skip)
     net.avgpool(3, 2, pads=(1, 1, 1, 1), include_pad=1)
+    net.conv(4, 3, pads=(1, 1, 1, 1), groups=4)  # depthwise
     net.conv(6, 2, stride=1)
     net.maxpool(2, 1)
     net.gap()

@@ -17,7 +17,7 @@ from fpdeep.errors import FpdeepError
 from fpdeep.golden import add, conv, fc, flatten, pool, relu, sgd
 from fpdeep.golden import loss as loss_ops
 from fpdeep.golden.numerics import Format, Numerics, dequantise, quantise
-from fpdeep.ir import ConvAttrs, FCAttrs, Layer, Network, Op, WeightRef
+from fpdeep.ir import FCAttrs, Layer, Network, Op, WeightRef
 
 #: Ops the step can run; everything else is refused up front with the layers named.
 SUPPORTED_OPS = frozenset(
@@ -282,8 +282,6 @@ def _check_supported(network: Network) -> None:
     for layer in network.layers:
         if layer.op not in SUPPORTED_OPS:
             bad.append(f"{layer.name} ({layer.op})")
-        elif isinstance(layer.attrs, ConvAttrs) and layer.attrs.groups != 1:
-            bad.append(f"{layer.name} (Conv with groups={layer.attrs.groups})")
         elif isinstance(layer.attrs, FCAttrs) and (layer.attrs.alpha, layer.attrs.beta) != (1, 1):
             bad.append(f"{layer.name} (Gemm with alpha/beta other than 1)")
         elif layer.op is Op.SOFTMAX and layer is not last:
@@ -292,7 +290,7 @@ def _check_supported(network: Network) -> None:
         raise FpdeepError(
             "the golden model does not support these layers yet: " + ", ".join(bad)
             + ". Planning and analysis still work for this network; training-step simulation "
-            "needs a network of Conv (groups=1), Gemm/MatMul, Relu, MaxPool, AveragePool, "
+            "needs a network of Conv, Gemm/MatMul, Relu, MaxPool, AveragePool, "
             "GlobalAveragePool, Add, Flatten, Identity and a final Softmax."
         )
 
