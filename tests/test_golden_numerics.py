@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import conv, fc
@@ -189,3 +191,13 @@ def test_requantise_with_per_element_shifts():
     # Right shift by 8 of 2^20 -> 4096 must not be clamped by the left-shifted neighbour.
     got = requantise(np.array([1 << 20, 20000, 3]), np.array([8, -1, 0]), Q16_8)
     assert got.tolist() == [4096, 32767, 3]
+
+
+@given(st.integers(-(2**62), 2**62 - 1), st.integers(-20, 62), st.integers(2, 32),
+       st.integers(-16, 40))
+def test_requantise_is_round_half_up_then_saturate(x, shift, width, frac):
+    fmt = Format(width, frac)
+    lo, hi = -(1 << (width - 1)), (1 << (width - 1)) - 1
+    # Python integers: no overflow, // floors.
+    exact = (x + (1 << (shift - 1))) // (1 << shift) if shift > 0 else x * (1 << -shift)
+    assert requantise(np.array([x]), shift, fmt).item() == min(max(exact, lo), hi)
