@@ -16,7 +16,7 @@ from conftest import (
     tensor,
     tiny_cnn,
 )
-from onnx import helper
+from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
 import fpdeep
@@ -285,3 +285,46 @@ def test_unused_branches_are_dropped(tmp_path):
     ]
     net = fpdeep.load_onnx(save(make_model(nodes), tmp_path))
     assert [layer.op for layer in net.layers] == [Op.RELU]
+
+
+@pytest.mark.parametrize("opset", range(7, 22))
+def test_every_supported_opset(tmp_path, opset):
+    """The same small network written the way each opset spells its operators."""
+    axes_as_input = opset >= 13
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[3, 3], pads=[1] * 4),
+        helper.make_node("BatchNormalization", ["c", "g", "beta", "m", "v"], ["bn"]),
+        helper.make_node("Relu", ["bn"], ["r"]),
+        helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("GlobalAveragePool", ["p"], ["gap"]),
+        (helper.make_node("Squeeze", ["gap", "axes"], ["sq"]) if axes_as_input
+         else helper.make_node("Squeeze", ["gap"], ["sq"], axes=[2, 3])),
+        (helper.make_node("Dropout", ["sq", "ratio"], ["d"]) if opset >= 12
+         else helper.make_node("Dropout", ["sq"], ["d"], ratio=0.3)),
+        helper.make_node("Gemm", ["d", "fw", "fb"], ["logits"], transB=1),
+        helper.make_node("Softmax", ["logits"], ["y"], axis=1),
+    ]
+    inits = [tensor("w", rand(4, 3, 3, 3)), tensor("b", rand(4)),
+             *(tensor(n, np.abs(rand(4, seed=i)) + 0.5) for i, n in enumerate(["g", "beta", "m",
+                                                                               "v"])),
+             tensor("fw", rand(5, 4)), tensor("fb", rand(5))]
+    if axes_as_input:
+        inits.append(tensor("axes", np.array([2, 3])))
+    if opset >= 12:
+        inits.append(tensor("ratio", np.array(0.3, dtype=np.float32)))
+    model = make_model(nodes, initializers=inits, opset=opset, ir_version=3 if opset < 9 else 7)
+    if opset < 9:  # IR 3 lists initializers among the graph inputs
+        model.graph.input.extend(
+            helper.make_tensor_value_info(i.name, i.data_type, list(i.dims)) for i in inits)
+    model.graph.output[0].CopyFrom(helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5]))
+    onnx.checker.check_model(model)
+    if opset >= 9:
+        net = check_against_reference(model, tmp_path)
+    else:  # onnx's reference evaluator mishandles BatchNormalization-7; use shape inference
+        net = fpdeep.load_onnx(save(model, tmp_path))
+        reference = onnx_shapes(model)
+        assert all(layer.out_shape == reference[layer.output] for layer in net.layers)
+    assert [layer.op for layer in net.layers] == [
+        Op.CONV, Op.BATCHNORM, Op.RELU, Op.MAXPOOL, Op.GLOBAL_AVGPOOL, Op.FLATTEN, Op.DROPOUT,
+        Op.FC, Op.SOFTMAX]
+    assert net.layers[6].attrs.ratio == pytest.approx(0.3)
