@@ -1,0 +1,125 @@
+"""Small ONNX models for the golden-model tests, written with onnx.helper and loaded back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from fpdeep import load_onnx
+from fpdeep.ir import Network
+
+
+class OnnxNet:
+    """Append layers to a chain (or name a tensor for residual branches), then ``load``."""
+
+    def __init__(self, input_shape: tuple[int, int, int], *, seed: int = 0):
+        self.shape = {"x": tuple(input_shape)}
+        self.nodes: list = []
+        self.inits: dict[str, np.ndarray] = {}
+        self.rng = np.random.default_rng(seed)
+        self.last = "x"
+        self.count = 0
+
+    def _name(self, kind: str) -> str:
+        self.count += 1
+        return f"{kind}{self.count}"
+
+    def _node(self, op: str, inputs: list[str], shape: tuple, **attrs) -> str:
+        out = self._name(op.lower())
+        self.nodes.append(helper.make_node(op, inputs, [out], name=out, **attrs))
+        self.shape[out] = shape
+        self.last = out
+        return out
+
+    def conv(self, co: int, k: int, *, stride: int = 1, pads=(0, 0, 0, 0), bias: bool = True,
+             src: str | None = None, groups: int = 1) -> str:
+        src = src or self.last
+        ci, h, w = self.shape[src]
+        name = self._name("w")
+        fan_in = ci // groups * k * k
+        self.inits[name] = self.rng.normal(0, np.sqrt(2 / fan_in), (co, ci // groups, k, k))
+        inputs = [src, name]
+        if bias:
+            self.inits[name + "_b"] = self.rng.normal(0, 0.05, co)
+            inputs.append(name + "_b")
+        ho = (h + pads[0] + pads[2] - k) // stride + 1
+        wo = (w + pads[1] + pads[3] - k) // stride + 1
+        return self._node("Conv", inputs, (co, ho, wo), kernel_shape=[k, k],
+                          strides=[stride, stride], pads=[pads[0], pads[1], pads[2], pads[3]],
+                          group=groups)
+
+    def relu(self, src: str | None = None) -> str:
+        src = src or self.last
+        return self._node("Relu", [src], self.shape[src])
+
+    def maxpool(self, k: int, stride: int, pads=(0, 0, 0, 0)) -> str:
+        c, h, w = self.shape[self.last]
+        ho = (h + pads[0] + pads[2] - k) // stride + 1
+        wo = (w + pads[1] + pads[3] - k) // stride + 1
+        return self._node("MaxPool", [self.last], (c, ho, wo), kernel_shape=[k, k],
+                          strides=[stride, stride], pads=list(pads))
+
+    def avgpool(self, k: int, stride: int, pads=(0, 0, 0, 0), include_pad: int = 0) -> str:
+        c, h, w = self.shape[self.last]
+        ho = (h + pads[0] + pads[2] - k) // stride + 1
+        wo = (w + pads[1] + pads[3] - k) // stride + 1
+        return self._node("AveragePool", [self.last], (c, ho, wo), kernel_shape=[k, k],
+                          strides=[stride, stride], pads=list(pads),
+                          count_include_pad=include_pad)
+
+    def gap(self) -> str:
+        c = self.shape[self.last][0]
+        return self._node("GlobalAveragePool", [self.last], (c, 1, 1))
+
+    def add(self, a: str, b: str) -> str:
+        return self._node("Add", [a, b], self.shape[a])
+
+    def flatten(self) -> str:
+        n = int(np.prod(self.shape[self.last]))
+        return self._node("Flatten", [self.last], (n,), axis=1)
+
+    def fc(self, out: int, *, bias: bool = True) -> str:
+        n = self.shape[self.last][0]
+        name = self._name("fc")
+        self.inits[name] = self.rng.normal(0, np.sqrt(1 / n), (out, n))
+        inputs = [self.last, name]
+        if bias:
+            self.inits[name + "_b"] = self.rng.normal(0, 0.05, out)
+            inputs.append(name + "_b")
+        return self._node("Gemm", inputs, (out,), transB=1)
+
+    def softmax(self) -> str:
+        return self._node("Softmax", [self.last], self.shape[self.last], axis=1)
+
+    def node(self, op: str, inputs: list[str], shape: tuple, **attrs) -> str:
+        """Any other ONNX node (for unsupported-layer tests)."""
+        return self._node(op, inputs, shape, **attrs)
+
+    def load(self, path: Path) -> tuple[Network, dict[str, np.ndarray]]:
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", *self.shape["x"]])
+        y = helper.make_tensor_value_info(self.last, TensorProto.FLOAT,
+                                          ["N", *self.shape[self.last]])
+        inits = [numpy_helper.from_array(v.astype(np.float32), k) for k, v in self.inits.items()]
+        graph = helper.make_graph(self.nodes, "golden_test", [x], [y], inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        onnx.save(model, path)
+        weights = {k: v.astype(np.float32).astype(np.float64) for k, v in self.inits.items()}
+        return load_onnx(path), weights
+
+
+def digits_cnn(path: Path, *, seed: int = 0, softmax: bool = False):
+    """conv-relu-pool-conv-relu-fc on 1x8x8 digits (10 classes)."""
+    net = OnnxNet((1, 8, 8), seed=seed)
+    net.conv(8, 3, pads=(1, 1, 1, 1))
+    net.relu()
+    net.maxpool(2, 2)
+    net.conv(16, 3, pads=(1, 1, 1, 1))
+    net.relu()
+    net.flatten()
+    net.fc(10)
+    if softmax:
+        net.softmax()
+    return net.load(path)
