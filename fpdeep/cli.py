@@ -111,7 +111,8 @@ def _plan_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_model_arguments(parser)
     where = parser.add_mutually_exclusive_group(required=True)
-    where.add_argument("--board", metavar="NAME", help="a bundled board (e.g. vcu118)")
+    where.add_argument("--board", metavar="NAME",
+                       help="a bundled board (e.g. vcu118), or NAME,NAME,... for a mixed chain")
     where.add_argument("--board-file", metavar="FILE", help="your own board description (TOML)")
     parser.add_argument("--boards", type=int, metavar="N", help="boards in the chain")
     parser.add_argument("--sweep", type=parse_counts, metavar="A..B",
@@ -138,6 +139,8 @@ def _plan(args: argparse.Namespace) -> int:
         raise FpdeepError("give --boards N (or --sweep A..B)")
     network = fpdeep.load_onnx(args.model, input_shape=args.input_shape)
     board = Path(args.board_file) if args.board_file else args.board
+    if isinstance(board, str) and "," in board:
+        board = board.split(",")
 
     def cluster(count: int) -> fpdeep.Cluster:
         return fpdeep.make_cluster(
