@@ -41,6 +41,7 @@ class BoardPlan:
     slices: tuple[SlicePlan, ...]
     dsp_used: int
     dsp_available: int
+    storage: Storage  # what the slices need, in bits, before placement
     memory: MemoryPlan
     bram_bits_available: int
     uram_bits_available: int
@@ -194,6 +195,7 @@ def evaluate(
                 slices=tuple(slices),
                 dsp_used=dsp_used,
                 dsp_available=board.dsp,
+                storage=_storage_of(model, cluster, board_slices[b]),
                 memory=mem,
                 bram_bits_available=board.bram_bits,
                 uram_bits_available=board.uram_bits,

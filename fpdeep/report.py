@@ -126,15 +126,20 @@ def plan_text(plan: Plan) -> str:
         mem = bp.memory
         rows.append([
             str(bp.index), _layers_of(bp), f"{bp.dsp_used}/{bp.dsp_available}",
+            "/".join(f"{v / 8e6:.1f}" for v in (bp.storage.weights, bp.storage.grads,
+                                                bp.storage.stash,
+                                                bp.storage.buffers + bp.storage.streams)),
             _pct(mem.bram_bits, bp.bram_bits_available),
             _pct(mem.uram_bits, bp.uram_bits_available),
             f"{mem.spilled_bits / 8e6:.1f} MB -> {bp.spill_to}" if mem.spilled_bits else "-",
             format_count(bp.compute_cycles), format_count(bp.memory_cycles),
         ])
     out.append(format_table(
-        ["board", "layers", "DSP", "BRAM", "URAM", "off chip", "cycles", "mem cycles"],
-        rows, right=[True, False, True, True, True, False, True, True],
+        ["board", "layers", "DSP", "W/G/S/B MB", "BRAM", "URAM", "off chip", "cycles",
+         "mem cycles"],
+        rows, right=[True, False, True, True, True, True, False, True, True],
     ))
+    out.append("(W/G/S/B: weights, gradient accumulators, activation stash, buffers)")
     if plan.links:
         out.append("")
         rows = [
