@@ -128,6 +128,9 @@ def _plan_arguments(parser: argparse.ArgumentParser) -> None:
                         help="fraction of DSP and RAM a plan may use (routing headroom)")
     parser.add_argument("--pipelining", choices=PIPELINING, default="image",
                         help="image: ping-pong per image (generated today); row: FPDeep's rows")
+    parser.add_argument("--pixel-lanes", type=int, default=1, metavar="P",
+                        help="what-if: engines that also compute P output rows at once "
+                             "(the generated engines compute 1)")
     parser.add_argument("--json", metavar="FILE", help="also write the plan as JSON ('-' = stdout)")
     parser.add_argument("--html", metavar="FILE", help="also write an HTML report with plots")
 
@@ -146,6 +149,7 @@ def _plan(args: argparse.Namespace) -> int:
         return fpdeep.make_cluster(
             board=board, boards=count, link_gbps=args.link_gbps, precision=args.precision,
             clock_mhz=args.clock, util_cap=args.util_cap, pipelining=args.pipelining,
+            pixel_lanes=args.pixel_lanes,
         )
 
     rows = None

@@ -118,7 +118,8 @@ def plan_text(plan: Plan) -> str:
     kinds = ", ".join(sorted({b.name for b in c.boards}))
     out = [
         f"{plan.model} on {c.size} x {kinds} ({c.topology}), partition {plan.strategy}, "
-        f"{c.precision}-bit, {t.clock_mhz:g} MHz, {c.pipelining} pipelining",
+        f"{c.precision}-bit, {t.clock_mhz:g} MHz, {c.pipelining} pipelining"
+        + (f", WHAT-IF {c.pixel_lanes} pixel lanes" if c.pixel_lanes > 1 else ""),
         "",
     ]
     rows = []

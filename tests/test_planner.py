@@ -95,3 +95,15 @@ def test_split_layer_traffic_reaches_the_links():
             bytes_per_image=max(link.bytes_forward, link.bytes_backward), gbps=10,
             clock_mhz=250,
         )
+
+
+def test_pixel_lanes_what_if_lowers_the_spatial_floor():
+    # One 3x3 conv on 16x16: with channel lanes only, an image takes at least 9 * 16 * 16 cycles.
+    b = NetBuilder((4, 16, 16))
+    net = b.build(b.conv("input", 4))
+    base = plan(net, make_cluster(board="vcu118", boards=1))
+    assert base.totals.ii_cycles == 9 * 16 * 16 + perf.ENGINE_LATENCY
+    wide = plan(net, make_cluster(board="vcu118", boards=1, pixel_lanes=16))
+    assert wide.totals.ii_cycles == 9 * 16 + perf.ENGINE_LATENCY
+    fp = wide.boards[0].slices[0].engines["fp"]
+    assert (fp.tm, fp.tn, fp.tp) == (4, 4, 16)
