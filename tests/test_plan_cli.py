@@ -64,6 +64,13 @@ def test_bad_input_exits_2_with_a_message(model, capsys, args, message):
     assert err.startswith("fpdeep: error: ") and message in err
 
 
+def test_bad_sweep_is_a_usage_error(model, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["plan", model, "--board", "vcu118", "--sweep", "0..3"])
+    assert info.value.code == 2
+    assert "'0..3' is not a list of board counts" in capsys.readouterr().err
+
+
 def test_malformed_board_file_exits_2(model, tmp_path, capsys):
     path = tmp_path / "board.toml"
     path.write_text('name = "x"\n[device\n')
