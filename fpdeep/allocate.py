@@ -179,7 +179,7 @@ class MemoryPlan:
     uram_bits: int
     spilled_bits: int  # held off chip (DRAM or a neighbour): stash, streams, grads, weights
     traffic_bytes_per_image: float  # off-chip reads + writes an image causes
-    buffers_fit: bool  # stream buffers must be on chip
+    buffers_fit: bool  # line buffers must be on chip
 
 
 def plan_memory(storage: Storage, *, bram_bits: int, uram_bits: int) -> MemoryPlan:

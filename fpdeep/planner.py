@@ -132,7 +132,7 @@ def _memories(
         if not mem.buffers_fit:
             raise DoesNotFit(
                 f"board {b} ({cluster.boards[b].name}) needs {storage.buffers / 8e6:.1f} MB of "
-                f"stream buffers on chip but has {(lim.bram_bits + lim.uram_bits) / 8e6:.1f} MB "
+                f"line buffers on chip but has {(lim.bram_bits + lim.uram_bits) / 8e6:.1f} MB "
                 f"within the {cluster.util_cap:.0%} utilisation cap"
             )
         memories.append(mem)

@@ -72,7 +72,7 @@ def test_model_that_fits_on_no_chain_says_why():
     b = NetBuilder((3, 64, 64))
     net = b.build(b.conv("input", 4))  # line buffers of a 64-wide 3x3 window exceed 31 kbit
     board = parse_board(small_board(dsp=64, bram=1), "tiny.toml")
-    with pytest.raises(FpdeepError, match=r"stream buffers on chip.*No number of boards fits"):
+    with pytest.raises(FpdeepError, match=r"line buffers on chip.*No number of boards fits"):
         plan(net, make_cluster(board=board, boards=1))
 
 
