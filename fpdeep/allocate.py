@@ -42,6 +42,7 @@ class EngineAlloc:
     tn: int
     cycles: int
     dsp: int
+    tp: int = 1  # output rows in parallel: a what-if, the generated engine has 1
 
 
 @lru_cache(maxsize=4096)
@@ -52,47 +53,71 @@ def _tile_options(co: int) -> tuple[np.ndarray, np.ndarray]:
     return lanes, -(-co // lanes)
 
 
-def cheapest(shape: EngineShape, cycles: int, dsp_per_mac: float) -> EngineAlloc | None:
-    """Fewest-DSP tm x tn that finishes ``shape`` within ``cycles``; None when none can."""
-    budget = (cycles - perf.ENGINE_LATENCY) // shape.inner  # allowed ceil(co/tm)*ceil(ci/tn)
-    if budget < 1:
+@lru_cache(maxsize=1 << 16)
+def _cheapest(
+    shape: EngineShape, cycles: int, dsp_per_mac: float, max_tp: int
+) -> tuple[int, int, int, int] | None:
+    """(dsp, tm, tn, tp) of the fewest-DSP array within ``cycles``, the fastest among equals."""
+    best: tuple[int, int, int, int, int] | None = None  # dsp, cycles, tm, tn, tp
+    tps = [1] if max_tp == 1 else [int(t) for t in _tile_options(shape.ho)[0] if t <= max_tp]
+    tms_all, a_all = _tile_options(shape.co)
+    for tp in tps:
+        inner = shape.kh * shape.kw * -(-shape.ho // tp) * shape.wo
+        budget = (cycles - perf.ENGINE_LATENCY) // inner  # allowed ceil(co/tm)*ceil(ci/tn)
+        if budget < 1:
+            continue
+        b = np.minimum(budget // a_all, shape.ci)
+        ok = b >= 1
+        tms, a, b = tms_all[ok], a_all[ok], b[ok]
+        if tms.size == 0:
+            continue
+        tns = -(-shape.ci // b)
+        dsp = np.ceil(tms * tns * tp * dsp_per_mac - 1e-9).astype(np.int64)
+        tiles = a * -(-shape.ci // tns)
+        # Among the cheapest, prefer the fastest, then the fewest output lanes (simpler muxing).
+        pick = np.lexsort((tms, tiles, dsp))[0]
+        found = (int(dsp[pick]), int(tiles[pick]) * inner, int(tms[pick]), int(tns[pick]), tp)
+        if best is None or found[:2] < best[:2]:
+            best = found
+    return None if best is None else (best[0], best[2], best[3], best[4])
+
+
+def cheapest(
+    shape: EngineShape, cycles: int, dsp_per_mac: float, max_tp: int = 1
+) -> EngineAlloc | None:
+    """Fewest-DSP tm x tn (x tp <= max_tp) that finishes ``shape`` within ``cycles``; None when
+    none can."""
+    found = _cheapest(shape, cycles, dsp_per_mac, max_tp)
+    if found is None:
         return None
-    tms, a = _tile_options(shape.co)
-    b = np.minimum(budget // a, shape.ci)
-    ok = b >= 1
-    if not ok.any():
-        return None
-    tms, a, b = tms[ok], a[ok], b[ok]
-    tns = -(-shape.ci // b)
-    dsp = np.ceil(tms * tns * dsp_per_mac - 1e-9).astype(np.int64)
-    # Among the cheapest, prefer the fastest, then the fewest output lanes (simpler muxing).
-    order = np.lexsort((tms, a * -(-shape.ci // tns), dsp))
-    best = order[0]
-    tm, tn = int(tms[best]), int(tns[best])
+    dsp, tm, tn, tp = found
     return EngineAlloc(
         tm=tm,
         tn=tn,
         cycles=perf.engine_cycles(
             co=shape.co, ci=shape.ci, kh=shape.kh, kw=shape.kw, ho=shape.ho, wo=shape.wo,
-            tm=tm, tn=tn,
+            tm=tm, tn=tn, tp=tp,
         ),
-        dsp=int(dsp[best]),
+        dsp=dsp,
+        tp=tp,
     )
 
 
-def dsp_needed(shapes: list[EngineShape], cycles: int, dsp_per_mac: float) -> float:
+def dsp_needed(
+    shapes: list[EngineShape], cycles: int, dsp_per_mac: float, max_tp: int = 1
+) -> float:
     """DSPs all ``shapes`` need to finish within ``cycles`` (inf when some cannot)."""
     total = 0
     for shape in shapes:
-        alloc = cheapest(shape, cycles, dsp_per_mac)
-        if alloc is None:
+        found = _cheapest(shape, cycles, dsp_per_mac, max_tp)
+        if found is None:
             return math.inf
-        total += alloc.dsp
+        total += found[0]
     return total
 
 
 def allocate_board(
-    shapes: list[EngineShape], *, dsp_budget: int, dsp_per_mac: float
+    shapes: list[EngineShape], *, dsp_budget: int, dsp_per_mac: float, max_tp: int = 1
 ) -> tuple[EngineAlloc, ...] | None:
     """Lanes for every engine so the slowest is as fast as the DSP budget allows.
 
@@ -100,17 +125,17 @@ def allocate_board(
     """
     if not shapes:
         return ()
-    lo = max(s.inner for s in shapes) + perf.ENGINE_LATENCY  # every engine fully parallel
+    lo = 1 + perf.ENGINE_LATENCY
     hi = max(s.macs for s in shapes) + perf.ENGINE_LATENCY  # one lane each
-    if dsp_needed(shapes, hi, dsp_per_mac) > dsp_budget:
+    if dsp_needed(shapes, hi, dsp_per_mac, max_tp) > dsp_budget:
         return None
     while lo < hi:
         mid = (lo + hi) // 2
-        if dsp_needed(shapes, mid, dsp_per_mac) <= dsp_budget:
+        if dsp_needed(shapes, mid, dsp_per_mac, max_tp) <= dsp_budget:
             hi = mid
         else:
             lo = mid + 1
-    allocs = tuple(cheapest(shape, lo, dsp_per_mac) for shape in shapes)
+    allocs = tuple(cheapest(shape, lo, dsp_per_mac, max_tp) for shape in shapes)
     assert all(a is not None for a in allocs)
     return allocs  # type: ignore[return-value]
 
@@ -154,7 +179,7 @@ class MemoryPlan:
     uram_bits: int
     spilled_bits: int  # held off chip (DRAM or a neighbour): stash, streams, grads, weights
     traffic_bytes_per_image: float  # off-chip reads + writes an image causes
-    buffers_fit: bool  # stream buffers must be on chip
+    buffers_fit: bool  # line buffers must be on chip
 
 
 def plan_memory(storage: Storage, *, bram_bits: int, uram_bits: int) -> MemoryPlan:

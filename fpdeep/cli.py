@@ -111,7 +111,8 @@ def _plan_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_model_arguments(parser)
     where = parser.add_mutually_exclusive_group(required=True)
-    where.add_argument("--board", metavar="NAME", help="a bundled board (e.g. vcu118)")
+    where.add_argument("--board", metavar="NAME",
+                       help="a bundled board (e.g. vcu118), or NAME,NAME,... for a mixed chain")
     where.add_argument("--board-file", metavar="FILE", help="your own board description (TOML)")
     parser.add_argument("--boards", type=int, metavar="N", help="boards in the chain")
     parser.add_argument("--sweep", type=parse_counts, metavar="A..B",
@@ -127,6 +128,9 @@ def _plan_arguments(parser: argparse.ArgumentParser) -> None:
                         help="fraction of DSP and RAM a plan may use (routing headroom)")
     parser.add_argument("--pipelining", choices=PIPELINING, default="image",
                         help="image: ping-pong per image (generated today); row: FPDeep's rows")
+    parser.add_argument("--pixel-lanes", type=int, default=1, metavar="P",
+                        help="what-if: engines that also compute P output rows at once "
+                             "(the generated engines compute 1)")
     parser.add_argument("--json", metavar="FILE", help="also write the plan as JSON ('-' = stdout)")
     parser.add_argument("--html", metavar="FILE", help="also write an HTML report with plots")
 
@@ -138,11 +142,14 @@ def _plan(args: argparse.Namespace) -> int:
         raise FpdeepError("give --boards N (or --sweep A..B)")
     network = fpdeep.load_onnx(args.model, input_shape=args.input_shape)
     board = Path(args.board_file) if args.board_file else args.board
+    if isinstance(board, str) and "," in board:
+        board = board.split(",")
 
     def cluster(count: int) -> fpdeep.Cluster:
         return fpdeep.make_cluster(
             board=board, boards=count, link_gbps=args.link_gbps, precision=args.precision,
             clock_mhz=args.clock, util_cap=args.util_cap, pipelining=args.pipelining,
+            pixel_lanes=args.pixel_lanes,
         )
 
     rows = None

@@ -35,6 +35,9 @@ class Cluster:
     # "image": slices hand whole images on through ping-pong buffers (what codegen emits first);
     # "row": FPDeep's row-level fine-grained pipeline with line buffers and a two-image stash.
     pipelining: str = "image"
+    # What-if only: output rows an engine may compute in parallel. The generated engine has 1;
+    # larger values show how far the chain would scale with pixel-parallel engines.
+    pixel_lanes: int = 1
 
     @property
     def size(self) -> int:
@@ -74,6 +77,7 @@ def make_cluster(
     util_cap: float = DEFAULT_UTIL_CAP,
     topology: str = "chain",
     pipelining: str = "image",
+    pixel_lanes: int = 1,
 ) -> Cluster:
     """Build and validate a cluster: one board type times ``boards``, or a list (mixed cluster).
 
@@ -102,6 +106,8 @@ def make_cluster(
         raise FpdeepError(f"topology {topology!r} is not supported; supported: chain")
     if pipelining not in PIPELINING:
         raise FpdeepError(f"pipelining must be one of image, row; got {pipelining!r}")
+    if isinstance(pixel_lanes, bool) or not isinstance(pixel_lanes, int) or pixel_lanes < 1:
+        raise FpdeepError(f"pixel_lanes must be a positive integer, got {pixel_lanes!r}")
     bad_cap = isinstance(util_cap, bool) or not isinstance(util_cap, (int, float))
     if bad_cap or not 0 < util_cap <= 1:
         raise FpdeepError(f"utilisation cap must be in (0, 1], got {util_cap!r}")
@@ -128,4 +134,5 @@ def make_cluster(
         util_cap=float(util_cap),
         topology=topology,
         pipelining=pipelining,
+        pixel_lanes=pixel_lanes,
     )

@@ -328,7 +328,7 @@ class _Search:
         while pos < model.total:
             layer = model.layers[model.layer_at(pos)]
             rest = layer.co - (pos - layer.offset)
-            more = dsp_needed(layer.shapes(rest), ii, per_mac)
+            more = dsp_needed(layer.shapes(rest), ii, per_mac, cluster.pixel_lanes)
             if self._fits(b, ii, dsp + more, storage + layer.storage(rest, **kw)):
                 dsp += more
                 storage = storage + layer.storage(rest, **kw)
@@ -337,7 +337,7 @@ class _Search:
             good, bad = 0, rest  # channels of this layer that fit: good fits, bad does not
             while bad - good > 1:
                 mid = (good + bad) // 2
-                more = dsp_needed(layer.shapes(mid), ii, per_mac)
+                more = dsp_needed(layer.shapes(mid), ii, per_mac, cluster.pixel_lanes)
                 if self._fits(b, ii, dsp + more, storage + layer.storage(mid, **kw)):
                     good = mid
                 else:
@@ -367,6 +367,30 @@ class _Search:
                 return cuts
         return None
 
+    def feasible(self, ii: int) -> list[int] | None:
+        """Greedy cuts at this II when the remaining boards can take link-feasible cuts too."""
+        cuts = self.greedy(ii)
+        if cuts is None:
+            return None
+        missing = self.cluster.size - (len(cuts) - 1)
+        if missing:
+            free = np.nonzero(self.spare_cuts(ii))[0]
+            if np.count_nonzero(~np.isin(free, cuts)) < missing:
+                return None
+        return cuts
+
+    def spare_cuts(self, ii: int) -> np.ndarray:
+        """Positions where the slowest link of the chain carries the cut's traffic in the II."""
+        cycles = self.link_cycles(min(self.cluster.link_gbps))
+        ok = cycles <= ii
+        ok[0] = ok[-1] = False
+        return ok
+
+
+def cuts_exist(model: ChainModel, cluster: Cluster) -> bool:
+    """Whether any cuts fit every board's data, however slow (the optimal search's model)."""
+    return _Search(model, cluster).feasible(2**60) is not None
+
 
 def partition_optimal(
     model: ChainModel, cluster: Cluster, *, upper_ii: int
@@ -374,20 +398,19 @@ def partition_optimal(
     """Cuts minimising the II (binary search, greedy check), or None when no II up to
     ``upper_ii`` is feasible in the search model (which leaves out neighbour spill).
     """
-    n = cluster.size
-    check_board_count(model, n)
+    check_board_count(model, cluster.size)
     search = _Search(model, cluster)
     hi = upper_ii
-    if search.greedy(hi) is None:
+    if search.feasible(hi) is None:
         return None
     lo = 1
     while lo < hi:
         mid = (lo + hi) // 2
-        if search.greedy(mid) is not None:
+        if search.feasible(mid) is not None:
             hi = mid
         else:
             lo = mid + 1
-    cuts = search.greedy(lo)
+    cuts = search.feasible(lo)
     assert cuts is not None
     return _use_every_board(search, cuts, lo)
 
@@ -397,28 +420,21 @@ def _use_every_board(search: _Search, cuts: list[int], ii: int) -> tuple[int, ..
 
     A sub-range never costs more than its range, so the II does not grow on a uniform chain.
     """
-    n = search.cluster.size
     work = search.model.work_per_channel
     per_position = np.repeat(work, [layer.co for layer in search.model.layers])
     done = np.concatenate([[0.0], np.cumsum(per_position)])
-    link = search.link_cycles(min(search.cluster.link_gbps, default=1.0)) if n > 1 else None
-    while len(cuts) - 1 < n:
+    spare = search.spare_cuts(ii) if search.cluster.size > 1 else None
+    while len(cuts) - 1 < search.cluster.size:
         spans = sorted(
             range(len(cuts) - 1), key=lambda i: done[cuts[i + 1]] - done[cuts[i]], reverse=True
         )
         for i in spans:
             lo, hi = cuts[i], cuts[i + 1]
-            if hi - lo < 2:
-                continue
-            inner = np.arange(lo + 1, hi)
-            ok = inner[link[lo + 1 : hi] <= ii]
-            if ok.size == 0:
-                continue
-            middle = (done[lo] + done[hi]) / 2
-            pick = int(ok[np.argmin(np.abs(done[ok] - middle))])
-            cuts.insert(i + 1, pick)
-            break
-        else:  # no range can be split without a link over the II: split the widest anyway
-            i = max(range(len(cuts) - 1), key=lambda i: cuts[i + 1] - cuts[i])
-            cuts.insert(i + 1, (cuts[i] + cuts[i + 1]) // 2)
+            ok = np.arange(lo + 1, hi)[spare[lo + 1 : hi]]
+            if ok.size:
+                middle = (done[lo] + done[hi]) / 2
+                cuts.insert(i + 1, int(ok[np.argmin(np.abs(done[ok] - middle))]))
+                break
+        else:  # pragma: no cover - feasible() checked there are enough spare cuts
+            raise AssertionError("no link-feasible cut left")
     return tuple(cuts)

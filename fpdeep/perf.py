@@ -56,6 +56,7 @@ def engine_cycles(
     tm: int,
     tn: int,
     latency: int = ENGINE_LATENCY,
+    tp: int = 1,
 ) -> int:
     """Cycles for one image through an FP, BP or WG engine with ``tm`` x ``tn`` MAC lanes.
 
@@ -63,20 +64,26 @@ def engine_cycles(
     (FC: output neurons), ``ci`` the input channels per group (the weight's second dimension;
     FC: input features, with kh = kw = ho = wo = 1). The three passes run the same loop nest
     reduced three ways, so they share this count. The generated RTL engine obeys it exactly.
+
+    ``tp`` > 1 is a what-if only (the generated engine has tp = 1): output rows computed in
+    parallel, which replaces ho by ceil(ho/tp).
     """
-    dims = {"co": co, "ci": ci, "kh": kh, "kw": kw, "ho": ho, "wo": wo, "tm": tm, "tn": tn}
+    dims = {"co": co, "ci": ci, "kh": kh, "kw": kw, "ho": ho, "wo": wo, "tm": tm, "tn": tn,
+            "tp": tp}
     for name, value in dims.items():
         _positive_int(name, value)
     _non_negative_int("latency", latency)
-    return -(-co // tm) * -(-ci // tn) * kh * kw * ho * wo + latency
+    return -(-co // tm) * -(-ci // tn) * kh * kw * -(-ho // tp) * wo + latency
 
 
-def engine_dsp(*, tm: int, tn: int, dsp_per_mac: float) -> int:
-    """DSP slices of a tm x tn MAC array (8-bit packs two MACs per DSP48E2, 32-bit needs four)."""
+def engine_dsp(*, tm: int, tn: int, dsp_per_mac: float, tp: int = 1) -> int:
+    """DSP slices of a tm x tn (x tp) MAC array (8-bit packs two MACs per DSP48E2, 32-bit
+    needs four)."""
     _non_negative_int("tm", tm)
     _non_negative_int("tn", tn)
+    _non_negative_int("tp", tp)
     _positive_number("dsp_per_mac", dsp_per_mac)
-    return math.ceil(tm * tn * dsp_per_mac)
+    return math.ceil(tm * tn * tp * dsp_per_mac - 1e-9)
 
 
 def link_cycles(*, bytes_per_image: float, gbps: float, clock_mhz: float) -> int:

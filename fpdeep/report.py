@@ -20,7 +20,10 @@ LINEAR_FRACTION = 0.9
 def _engine_json(alloc: Any) -> dict[str, int] | None:
     if alloc is None:
         return None  # the layer needs no BP (nothing trainable upstream)
-    return {"tm": alloc.tm, "tn": alloc.tn, "cycles": alloc.cycles, "dsp": alloc.dsp}
+    out = {"tm": alloc.tm, "tn": alloc.tn, "cycles": alloc.cycles, "dsp": alloc.dsp}
+    if alloc.tp > 1:  # only in pixel-parallel what-if plans
+        out["tp"] = alloc.tp
+    return out
 
 
 def cluster_json(plan: Plan) -> dict[str, Any]:
@@ -34,6 +37,7 @@ def cluster_json(plan: Plan) -> dict[str, Any]:
         "clock_mhz": c.clock_mhz,
         "util_cap": c.util_cap,
         "pipelining": c.pipelining,
+        "pixel_lanes": c.pixel_lanes,
         "batch": plan.totals.batch,
     }
 
@@ -114,7 +118,8 @@ def plan_text(plan: Plan) -> str:
     kinds = ", ".join(sorted({b.name for b in c.boards}))
     out = [
         f"{plan.model} on {c.size} x {kinds} ({c.topology}), partition {plan.strategy}, "
-        f"{c.precision}-bit, {t.clock_mhz:g} MHz, {c.pipelining} pipelining",
+        f"{c.precision}-bit, {t.clock_mhz:g} MHz, {c.pipelining} pipelining"
+        + (f", WHAT-IF {c.pixel_lanes} pixel lanes" if c.pixel_lanes > 1 else ""),
         "",
     ]
     rows = []
@@ -122,15 +127,20 @@ def plan_text(plan: Plan) -> str:
         mem = bp.memory
         rows.append([
             str(bp.index), _layers_of(bp), f"{bp.dsp_used}/{bp.dsp_available}",
+            "/".join(f"{v / 8e6:.1f}" for v in (bp.storage.weights, bp.storage.grads,
+                                                bp.storage.stash,
+                                                bp.storage.buffers + bp.storage.streams)),
             _pct(mem.bram_bits, bp.bram_bits_available),
             _pct(mem.uram_bits, bp.uram_bits_available),
             f"{mem.spilled_bits / 8e6:.1f} MB -> {bp.spill_to}" if mem.spilled_bits else "-",
             format_count(bp.compute_cycles), format_count(bp.memory_cycles),
         ])
     out.append(format_table(
-        ["board", "layers", "DSP", "BRAM", "URAM", "off chip", "cycles", "mem cycles"],
-        rows, right=[True, False, True, True, True, False, True, True],
+        ["board", "layers", "DSP", "W/G/S/B MB", "BRAM", "URAM", "off chip", "cycles",
+         "mem cycles"],
+        rows, right=[True, False, True, True, True, True, False, True, True],
     ))
+    out.append("(W/G/S/B: weights, gradient accumulators, activation stash, buffers)")
     if plan.links:
         out.append("")
         rows = [
@@ -184,38 +194,53 @@ def sweep_rows(plans: Sequence[tuple[int, Plan | FpdeepError]]) -> list[dict[str
             "scaling_efficiency": t.images_per_s / ideal,
             "load_imbalance": t.load_imbalance,
             "dsp_efficiency": t.dsp_efficiency,
+            "max_link_utilisation": max(
+                (result.gbps_needed(lp) / lp.gbps_available for lp in result.links), default=0.0
+            ),
             "bottleneck": t.bottleneck,
         })
     return rows
 
 
 def knees(rows: Sequence[dict[str, Any]]) -> dict[str, int | None]:
-    """First board count below LINEAR_FRACTION of ideal, and first one limited by a link."""
+    """Where scaling ends: the count from which throughput stays below LINEAR_FRACTION of
+    ideal, the count from which adding boards no longer lowers the II, and the first count
+    whose bottleneck is a link."""
     ok = [r for r in rows if "error" not in r]
-    linear = next((r["boards"] for r in ok if r["scaling_efficiency"] < LINEAR_FRACTION), None)
+    linear = None
+    for r in reversed(ok):
+        if r["scaling_efficiency"] >= LINEAR_FRACTION:
+            break
+        linear = r["boards"]
+    best = min((r["ii_cycles"] for r in ok), default=None)
+    plateau = next((r["boards"] for r in ok if r["ii_cycles"] == best), None)
+    if plateau == (ok[-1]["boards"] if ok else None):
+        plateau = None  # still improving at the largest count
     link = next((r["boards"] for r in ok if r["bottleneck"].startswith("link")), None)
-    return {"sublinear_from": linear, "link_bound_from": link}
+    return {"sublinear_from": linear, "plateau_from": plateau, "link_bound_from": link}
 
 
 def sweep_text(rows: Sequence[dict[str, Any]]) -> str:
     table = []
     for r in rows:
         if "error" in r:
-            table.append([str(r["boards"]), "-", "-", "-", "-", "-", "-", r["error"][:60]])
+            table.append([str(r["boards"]), "-", "-", "-", "-", "-", "-", r["error"][:80]])
             continue
         table.append([
             str(r["boards"]), f"{r['ii_cycles']:,}", f"{r['images_per_s']:,.1f}",
             f"{r['scaling_efficiency']:.1%}", f"{r['load_imbalance']:.3f}",
-            f"{r['dsp_efficiency']:.1%}", "", r["bottleneck"],
+            f"{r['dsp_efficiency']:.1%}", f"{r['max_link_utilisation']:.0%}", r["bottleneck"],
         ])
     k = knees(rows)
     text = format_table(
-        ["boards", "II", "images/s", "vs linear", "imbalance", "DSP eff", "", "bottleneck"],
-        table, right=[True] * 6 + [False, False],
+        ["boards", "II", "images/s", "vs linear", "imbalance", "DSP eff", "link use",
+         "bottleneck"],
+        table, right=[True] * 7 + [False],
     )
     return (
-        text + f"\n\nbelow {LINEAR_FRACTION:.0%} of linear from {k['sublinear_from'] or '-'} "
-        f"boards; link-bound from {k['link_bound_from'] or '-'} boards\n"
+        text + f"\n\nstays below {LINEAR_FRACTION:.0%} of linear from "
+        f"{k['sublinear_from'] or '-'} boards; no faster from {k['plateau_from'] or '-'} boards; "
+        f"link-bound from {k['link_bound_from'] or '-'} boards\n"
     )
 
 
@@ -302,18 +327,20 @@ def _svg_scaling(rows: Sequence[dict[str, Any]]) -> str:
     for frac in (0, 0.5, 1):
         y = top + plot_h * (1 - frac)
         parts.append(f'<text x="{left - 4}" y="{y + 4:.1f}" font-size="10" text-anchor="end">'
-                     f'{format_count(peak * frac)}/s</text>')
+                     f'{peak * frac:,.0f}/s</text>')
     for x in sorted({xs[0], xs[-1], *(xs[len(xs) // 4 :: max(len(xs) // 4, 1)])}):
         parts.append(f'<text x="{left + plot_w * x / xmax:.1f}" y="{height - bottom + 14}" '
                      f'font-size="10" text-anchor="middle">{x}</text>')
     k = knees(rows)
-    for key, colour, label in (("sublinear_from", "#000", "below 90% of linear"),
-                               ("link_bound_from", _COLOURS["link"], "link-bound")):
+    marks = (("sublinear_from", "#000", "below 90% of linear"),
+             ("plateau_from", "#76b7b2", "no faster"),
+             ("link_bound_from", _COLOURS["link"], "link-bound"))
+    for row, (key, colour, label) in enumerate(marks):
         if k[key] is not None:
             x = left + plot_w * k[key] / xmax
             parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{top + plot_h}" '
                          f'stroke="{colour}" stroke-dasharray="2 2"/><text x="{x + 3:.1f}" '
-                         f'y="{top + 12 + (14 if colour != "#000" else 0)}" font-size="11" '
+                         f'y="{top + 12 + 14 * row}" font-size="11" '
                          f'fill="{colour}">{label} ({k[key]} boards)</text>')
     parts.append("</svg>")
     return "".join(parts)

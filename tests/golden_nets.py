@@ -35,12 +35,12 @@ class OnnxNet:
         return out
 
     def conv(self, co: int, k: int, *, stride: int = 1, pads=(0, 0, 0, 0), bias: bool = True,
-             src: str | None = None) -> str:
+             src: str | None = None, groups: int = 1) -> str:
         src = src or self.last
         ci, h, w = self.shape[src]
         name = self._name("w")
-        fan_in = ci * k * k
-        self.inits[name] = self.rng.normal(0, np.sqrt(2 / fan_in), (co, ci, k, k))
+        fan_in = ci // groups * k * k
+        self.inits[name] = self.rng.normal(0, np.sqrt(2 / fan_in), (co, ci // groups, k, k))
         inputs = [src, name]
         if bias:
             self.inits[name + "_b"] = self.rng.normal(0, 0.05, co)
@@ -48,7 +48,8 @@ class OnnxNet:
         ho = (h + pads[0] + pads[2] - k) // stride + 1
         wo = (w + pads[1] + pads[3] - k) // stride + 1
         return self._node("Conv", inputs, (co, ho, wo), kernel_shape=[k, k],
-                          strides=[stride, stride], pads=[pads[0], pads[1], pads[2], pads[3]])
+                          strides=[stride, stride], pads=[pads[0], pads[1], pads[2], pads[3]],
+                          group=groups)
 
     def relu(self, src: str | None = None) -> str:
         src = src or self.last

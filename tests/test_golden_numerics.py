@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import conv, fc
@@ -82,43 +84,64 @@ def test_numerics_overrides_and_errors():
         Format(64, 8)
 
 
-def _naive_conv(x, w, b, stride, pads, out_shift):
-    """Loop reference with plain Python integers, independent of the im2col code."""
-    bsz, ci, h, wd = x.shape
-    co, _, kh, kw = w.shape
+def _rq(acc: int, shift: int) -> int:
+    """Round half up and saturate to 16 bits with Python integers."""
+    return min(max((acc + (1 << (shift - 1))) >> shift, -32768), 32767)
+
+
+def _naive_conv(x, w, b, e, stride, pads, groups):
+    """Loop references of the three passes with plain Python integers (no im2col)."""
+    bsz, _, h, wd = x.shape
+    co, ci, kh, kw = w.shape  # ci: input channels per group
     (sh, sw), (pt, pl, pb, pr) = stride, pads
     ho, wo = (h + pt + pb - kh) // sh + 1, (wd + pl + pr - kw) // sw + 1
-    out = np.zeros((bsz, co, ho, wo), dtype=np.int64)
-    for n in range(bsz):
-        for o in range(co):
-            for i in range(ho):
-                for j in range(wo):
-                    acc = int(b[o]) << 8 if b is not None else 0
-                    for c in range(ci):
-                        for u in range(kh):
-                            for v in range(kw):
-                                r, s = i * sh + u - pt, j * sw + v - pl
-                                if 0 <= r < h and 0 <= s < wd:
-                                    acc += int(x[n, c, r, s]) * int(w[o, c, u, v])
-                    acc = (acc + (1 << (out_shift - 1))) >> out_shift
-                    out[n, o, i, j] = min(max(acc, -32768), 32767)
-    return out
+    y = {(n, o, i, j): int(b[o]) << 8 for n in range(bsz) for o in range(co)
+         for i in range(ho) for j in range(wo)}
+    dx, dw = {}, {}
+    for (n, o, i, j) in list(y):
+        first = o // (co // groups) * ci
+        for c in range(ci):
+            for u in range(kh):
+                for v in range(kw):
+                    r, q = i * sh + u - pt, j * sw + v - pl
+                    if 0 <= r < h and 0 <= q < wd:
+                        xv, wv = int(x[n, first + c, r, q]), int(w[o, c, u, v])
+                        ev = int(e[n, o, i, j])
+                        y[n, o, i, j] += xv * wv
+                        dx[n, first + c, r, q] = dx.get((n, first + c, r, q), 0) + ev * wv
+                        dw[o, c, u, v] = dw.get((o, c, u, v), 0) + ev * xv
+    return y, dx, dw
 
 
 @pytest.mark.parametrize(
-    "k,stride,pads",
-    [(3, (1, 1), (1, 1, 1, 1)), (2, (2, 1), (0, 1, 1, 0)), (5, (2, 2), (2, 2, 2, 2))],
+    "k,stride,pads,groups",
+    [(3, (1, 1), (1, 1, 1, 1), 1), (2, (2, 1), (0, 1, 1, 0), 1), (5, (2, 2), (2, 2, 2, 2), 1),
+     (3, (1, 2), (1, 0, 1, 2), 2)],
 )
-def test_conv_forward_matches_loop_reference(k, stride, pads):
+def test_conv_passes_match_loop_reference(k, stride, pads, groups):
     rng = np.random.default_rng(k)
-    x = rng.integers(-32768, 32768, size=(2, 2, 7, 6))
-    w = rng.integers(-32768, 32768, size=(3, 2, k, k))
-    b = rng.integers(-32768, 32768, size=3)
-    attrs = ConvAttrs(kernel=(k, k), stride=stride, pads=pads, has_bias=True)
-    # x Q16.8, w Q16.12 -> acc frac 20 -> out Q16.6: shift 14 (values saturate often).
-    got = conv.forward(x, w, b, attrs=attrs, x_fmt=Q16_8, w_fmt=Format(16, 12),
-                       out_fmt=Format(16, 6))
-    assert np.array_equal(got, _naive_conv(x, w, b, stride, pads, 14))
+    x = rng.integers(-4096, 4096, size=(2, 4, 7, 6))
+    x[0, 0, 0, :] = -32768  # most negative input values too
+    w = rng.integers(-4096, 4096, size=(6, 4 // groups, k, k))
+    b = rng.integers(-32768, 32768, size=6)
+    attrs = ConvAttrs(kernel=(k, k), stride=stride, pads=pads, groups=groups, has_bias=True)
+    ho, wo = conv.out_hw(attrs, (7, 6))
+    e = rng.integers(-4096, 4096, size=(2, 6, ho, wo))
+    y_ref, dx_ref, dw_ref = _naive_conv(x, w, b, e, stride, pads, groups)
+    # x Q16.8, w Q16.12 -> acc frac 20 -> out Q16.6: shift 14.
+    y = conv.forward(x, w, b, attrs=attrs, x_fmt=Q16_8, w_fmt=Format(16, 12),
+                     out_fmt=Format(16, 6))
+    assert all(y[key] == _rq(acc, 14) for key, acc in y_ref.items())
+    # e Q16.8, w Q16.12 -> dx Q16.10: shift 10. Positions no tap reaches get 0.
+    dx = conv.backward(e, w, attrs=attrs, in_hw=(7, 6), e_fmt=Q16_8, w_fmt=Format(16, 12),
+                       out_fmt=Format(16, 10))
+    expect = np.zeros_like(dx)
+    for key, acc in dx_ref.items():
+        expect[key] = _rq(acc, 10)
+    assert np.array_equal(dx, expect)
+    dw, db = conv.weight_gradient(e, x, attrs=attrs)
+    assert all(dw[key] == acc for key, acc in dw_ref.items()) and len(dw_ref) == dw.size
+    assert db.tolist() == [int(v) for v in e.sum(axis=(0, 2, 3))]
 
 
 def test_conv_accumulator_wraps_at_48_bits():
@@ -162,3 +185,19 @@ def test_integer_ops_refuse_floats():
     with pytest.raises(FpdeepError, match="FC input must be an integer array"):
         fc.forward(np.zeros((1, 2)), np.zeros((1, 2), np.int64), x_fmt=Q16_8, w_fmt=Q16_8,
                    out_fmt=Q16_8)
+
+
+def test_requantise_with_per_element_shifts():
+    # Right shift by 8 of 2^20 -> 4096 must not be clamped by the left-shifted neighbour.
+    got = requantise(np.array([1 << 20, 20000, 3]), np.array([8, -1, 0]), Q16_8)
+    assert got.tolist() == [4096, 32767, 3]
+
+
+@given(st.integers(-(2**62), 2**62 - 1), st.integers(-20, 62), st.integers(2, 32),
+       st.integers(-16, 40))
+def test_requantise_is_round_half_up_then_saturate(x, shift, width, frac):
+    fmt = Format(width, frac)
+    lo, hi = -(1 << (width - 1)), (1 << (width - 1)) - 1
+    # Python integers: no overflow, // floors.
+    exact = (x + (1 << (shift - 1))) // (1 << shift) if shift > 0 else x * (1 << -shift)
+    assert requantise(np.array([x]), shift, fmt).item() == min(max(exact, lo), hi)

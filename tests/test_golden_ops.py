@@ -40,19 +40,21 @@ def assert_close(a, b, tol=1e-6):
 
 
 @pytest.mark.parametrize(
-    "shape,co,k,stride,pads",
+    "shape,co,k,stride,pads,groups",
     [
-        ((2, 3, 6, 5), 4, 3, (1, 1), (1, 1, 1, 1)),
-        ((1, 2, 7, 7), 3, 1, (1, 1), (0, 0, 0, 0)),
-        ((2, 2, 9, 8), 2, 5, (2, 3), (2, 1, 0, 2)),
-        ((1, 1, 13, 13), 2, 11, (4, 4), (2, 2, 2, 2)),
-        ((1, 2, 6, 6), 2, 2, (2, 2), (0, 0, 1, 1)),
+        ((2, 3, 6, 5), 4, 3, (1, 1), (1, 1, 1, 1), 1),
+        ((1, 2, 7, 7), 3, 1, (1, 1), (0, 0, 0, 0), 1),
+        ((2, 2, 9, 8), 2, 5, (2, 3), (2, 1, 0, 2), 1),
+        ((1, 1, 13, 13), 2, 11, (4, 4), (2, 2, 2, 2), 1),
+        ((1, 2, 6, 6), 2, 2, (2, 2), (0, 0, 1, 1), 1),
+        ((2, 4, 5, 5), 6, 3, (1, 2), (1, 0, 1, 1), 2),
+        ((1, 3, 5, 6), 3, 3, (1, 1), (1, 1, 1, 1), 3),  # depthwise
     ],
 )
-def test_conv_float_gradients(shape, co, k, stride, pads):
-    attrs = ConvAttrs(kernel=(k, k), stride=stride, pads=pads, has_bias=True)
+def test_conv_float_gradients(shape, co, k, stride, pads, groups):
+    attrs = ConvAttrs(kernel=(k, k), stride=stride, pads=pads, groups=groups, has_bias=True)
     x = RNG.normal(size=shape)
-    w = RNG.normal(size=(co, shape[1], k, k))
+    w = RNG.normal(size=(co, shape[1] // groups, k, k))
     b = RNG.normal(size=co)
     r = RNG.normal(size=conv.forward_float(x, w, b, attrs=attrs).shape)
 

@@ -57,7 +57,9 @@ class GraphWalk:
 
     @staticmethod
     def node_label(node: onnx.NodeProto) -> str:
-        return repr(node.name) if node.name else f"producing {node.output[0]!r}"
+        if node.name:
+            return repr(node.name)
+        return f"producing {node.output[0]!r}" if node.output else "(unnamed, no outputs)"
 
     def _to_array(self, tensor: onnx.TensorProto) -> np.ndarray:
         try:
@@ -72,6 +74,12 @@ class GraphWalk:
     def _topological_nodes(self) -> list[onnx.NodeProto]:
         """Kahn's algorithm, ties broken by file order, so the result is deterministic."""
         nodes = list(self.graph.node)
+        for node in nodes:
+            if not node.output or not node.output[0]:
+                raise ModelError(
+                    f"{self.path.name}: node {self.node_label(node)} ({node.op_type}) has no "
+                    "output; the graph is malformed."
+                )
         produced_by = {out: i for i, n in enumerate(nodes) for out in n.output if out}
         waiting = [0] * len(nodes)
         dependants: dict[int, list[int]] = {}
@@ -441,12 +449,15 @@ def load_graph(
     input_shape: Shape | None,
     handlers: dict[str, Callable[[GraphWalk], None]],
 ) -> Network:
-    graph = GraphWalk(model, path, input_shape)
+    graph = None
     try:
+        graph = GraphWalk(model, path, input_shape)
         return graph.run(handlers)
     except ModelError:
         raise
     except (ValueError, TypeError, IndexError, KeyError, ArithmeticError, AttributeError) as exc:
         # A malformed node (missing attribute, impossible constant) that a check did not name.
+        if graph is None:
+            raise ModelError(f"{path.name}: the graph is malformed: {exc}") from None
         raise graph.error(f"cannot be interpreted: {exc}") from None
 

@@ -1,8 +1,9 @@
-"""Convolution (groups = 1): forward, backward error, weight gradient; integer and float.
+"""Convolution: forward, backward error, weight gradient; integer and float.
 
 A pass is one exact sum of products per output element, wrapped to the accumulator width,
 then one requantisation to the output format (``docs/numerics.md`` §4). Shapes: x (B, Ci, H, W),
-w (Co, Ci, Kh, Kw) as ONNX, bias (Co,), errors (B, Co, Ho, Wo).
+w (Co, Ci/groups, Kh, Kw) as ONNX, bias (Co,), errors (B, Co, Ho, Wo). With groups g, output
+channel co reads only the input channels of its group, ``co // (Co/g)``.
 """
 
 from __future__ import annotations
@@ -23,42 +24,55 @@ def out_hw(attrs: ConvAttrs, in_hw: tuple[int, int]) -> tuple[int, int]:
     )
 
 
-def _check(attrs: ConvAttrs, w: np.ndarray) -> None:
-    if attrs.groups != 1:
-        raise FpdeepError(
-            f"the golden model supports Conv with groups=1 only, got groups={attrs.groups}"
-        )
+def _check(attrs: ConvAttrs, w: np.ndarray, ci: int) -> int:
+    """Validate the weight against the attributes; returns the number of groups."""
+    g = attrs.groups
     if w.ndim != 4 or tuple(w.shape[2:]) != tuple(attrs.kernel):
         raise FpdeepError(
-            f"Conv weight shape {w.shape} does not match kernel {attrs.kernel} (Co, Ci, Kh, Kw)"
+            f"Conv weight shape {w.shape} does not match kernel {attrs.kernel} "
+            "(Co, Ci/groups, Kh, Kw)"
         )
+    if g < 1 or ci % g or w.shape[0] % g or w.shape[1] * g != ci:
+        raise FpdeepError(
+            f"Conv with groups={g}: {ci} input channels and weight shape {w.shape} do not "
+            "split into equal groups"
+        )
+    return g
 
 
 def _cols(x: np.ndarray, attrs: ConvAttrs) -> tuple[np.ndarray, tuple[int, int]]:
     """im2col: (B*Ho*Wo, Ci*Kh*Kw) rows in (b, ho, wo) order, columns in (ci, kh, kw) order."""
     ohw = out_hw(attrs, x.shape[2:])
     win = windows.extract(windows.pad(x, attrs.pads), attrs.kernel, attrs.stride, ohw)
-    b, c = x.shape[:2]
+    b = x.shape[0]
     cols = win.transpose(0, 2, 3, 1, 4, 5).reshape(b * ohw[0] * ohw[1], -1)
     return cols, ohw
 
 
+def _grouped(a: np.ndarray, g: int) -> np.ndarray:
+    """(N, g*K) -> (g, N, K): one matrix per group for a batched matmul."""
+    return a.reshape(a.shape[0], g, -1).transpose(1, 0, 2)
+
+
 def forward_sum(x: np.ndarray, w: np.ndarray, attrs: ConvAttrs) -> np.ndarray:
-    """Exact ``Y[b,co,ho,wo] = sum_{ci,kh,kw} X[b,ci,ho*sh+kh-pt,wo*sw+kw-pl] * W[co,ci,kh,kw]``."""
-    _check(attrs, w)
+    """Exact ``Y[b,co,ho,wo] = sum_{ci,kh,kw} X[b,ci,ho*sh+kh-pt,wo*sw+kw-pl] * W[co,ci,kh,kw]``
+    (ci running over the input channels of co's group)."""
+    g = _check(attrs, w, x.shape[1])
     cols, (ho, wo) = _cols(x, attrs)
-    y = cols @ w.reshape(w.shape[0], -1).T
-    return y.reshape(x.shape[0], ho, wo, w.shape[0]).transpose(0, 3, 1, 2)
+    co = w.shape[0]
+    y = _grouped(cols, g) @ w.reshape(g, co // g, -1).transpose(0, 2, 1)  # (g, N, Co/g)
+    return y.transpose(1, 0, 2).reshape(x.shape[0], ho, wo, co).transpose(0, 3, 1, 2)
 
 
 def backward_sum(e: np.ndarray, w: np.ndarray, attrs: ConvAttrs,
                  in_hw: tuple[int, int]) -> np.ndarray:
     """Exact ``dX[b,ci,hi,wi] = sum E[b,co,ho,wo] * W[co,ci,kh,kw]`` over taps reaching it."""
-    _check(attrs, w)
     b, co, ho, wo = e.shape
+    g = _check(attrs, w, w.shape[1] * attrs.groups)
     kh, kw = attrs.kernel
-    dcols = e.transpose(0, 2, 3, 1).reshape(-1, co) @ w.reshape(co, -1)
-    dcols = dcols.reshape(b, ho, wo, w.shape[1], kh, kw).transpose(0, 3, 1, 2, 4, 5)
+    e2 = _grouped(e.transpose(0, 2, 3, 1).reshape(-1, co), g)  # (g, N, Co/g)
+    dcols = (e2 @ w.reshape(g, co // g, -1)).transpose(1, 0, 2)  # (N, g, Ci/g*Kh*Kw)
+    dcols = dcols.reshape(b, ho, wo, w.shape[1] * g, kh, kw).transpose(0, 3, 1, 2, 4, 5)
     (pt, pl, pb, pr) = attrs.pads
     padded = (in_hw[0] + pt + pb, in_hw[1] + pl + pr)
     return windows.crop(windows.scatter(dcols, padded, attrs.stride), attrs.pads, in_hw)
@@ -67,11 +81,12 @@ def backward_sum(e: np.ndarray, w: np.ndarray, attrs: ConvAttrs,
 def weight_gradient_sum(e: np.ndarray, x: np.ndarray,
                         attrs: ConvAttrs) -> tuple[np.ndarray, np.ndarray]:
     """Exact batch sums ``dW[co,ci,kh,kw] = sum_{b,ho,wo} E * X`` and ``db[co] = sum E``."""
+    g = attrs.groups
     cols, _ = _cols(x, attrs)
     co = e.shape[1]
     e2 = e.transpose(1, 0, 2, 3).reshape(co, -1)
-    dw = (e2 @ cols).reshape(co, x.shape[1], *attrs.kernel)
-    return dw, e2.sum(axis=1)
+    dw = e2.reshape(g, co // g, -1) @ _grouped(cols, g)  # (g, Co/g, Ci/g*Kh*Kw)
+    return dw.reshape(co, x.shape[1] // g, *attrs.kernel), e2.sum(axis=1)
 
 
 # ----------------------------------------------------------------------------- fixed point

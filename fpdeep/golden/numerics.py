@@ -178,7 +178,7 @@ def requantise(x: np.ndarray, shift: int | np.ndarray, fmt: Format) -> np.ndarra
     if np.any(s < 0):
         # A left shift of a value already outside the range stays outside it with the same
         # sign, so clamping first gives the same result and cannot overflow int64.
-        x = np.clip(x, fmt.lo, fmt.hi)
+        x = np.where(s < 0, np.clip(x, fmt.lo, fmt.hi), x)
     return saturate(round_shift(x, s), fmt)
 
 
@@ -226,11 +226,9 @@ def reciprocal_table(counts: np.ndarray) -> tuple[np.ndarray, int]:
     if counts.size == 0 or int(counts.min()) < 1:
         raise FpdeepError("pooling window without any input element (pads too large)")
     _, r = scale_constant(Fraction(1, int(counts.max())))
-    table = {c: _round_half_up(Fraction(2**r, c)) for c in np.unique(counts).tolist()}
-    mult = np.vectorize(table.__getitem__, otypes=[np.int64])(counts) if counts.ndim else None
-    if mult is None:
-        mult = np.int64(table[int(counts)])
-    return mult, r
+    values, index = np.unique(counts, return_inverse=True)
+    table = np.array([_round_half_up(Fraction(2**r, int(c))) for c in values], dtype=np.int64)
+    return table[index].reshape(counts.shape), r
 
 
 def _floor_log2(v: Fraction) -> int:

@@ -17,7 +17,7 @@ from fpdeep.errors import FpdeepError
 from fpdeep.golden import add, conv, fc, flatten, pool, relu, sgd
 from fpdeep.golden import loss as loss_ops
 from fpdeep.golden.numerics import Format, Numerics, dequantise, quantise
-from fpdeep.ir import ConvAttrs, FCAttrs, Layer, Network, Op, WeightRef
+from fpdeep.ir import FCAttrs, Layer, Network, Op, WeightRef
 
 #: Ops the step can run; everything else is refused up front with the layers named.
 SUPPORTED_OPS = frozenset(
@@ -154,6 +154,20 @@ def infer(network: Network, weights: Mapping[str, np.ndarray], x: np.ndarray, *,
     return z.reshape(z.shape[0], -1)
 
 
+def weight_formats(network: Network,
+                   numerics: Numerics = DEFAULT_NUMERICS) -> dict[str, Format]:
+    """The format of every trainable parameter, keyed by initializer name."""
+    return {ref.name: numerics.fmt("weight", layer.name)
+            for layer in network.compute_layers for ref in _trainable(layer)}
+
+
+def quantise_weights(network: Network, weights: Mapping[str, np.ndarray],
+                     numerics: Numerics = DEFAULT_NUMERICS) -> dict[str, np.ndarray]:
+    """Float parameters to the integers the hardware loads (initializer layout)."""
+    return {name: quantise(weights[name], fmt)
+            for name, fmt in weight_formats(network, numerics).items()}
+
+
 def _forward(ctx: _Context, params: dict, xb: np.ndarray) -> dict[str, np.ndarray]:
     """Activations of every tensor, keyed by tensor name (the final Softmax is skipped: it is
     part of the loss)."""
@@ -161,7 +175,14 @@ def _forward(ctx: _Context, params: dict, xb: np.ndarray) -> dict[str, np.ndarra
     for layer in ctx.network.layers:
         if layer.op is not Op.SOFTMAX:
             ins = [acts[name] for name in layer.inputs]
-            acts[layer.output] = _FORWARD[layer.op](ctx, layer, ins, params.get(layer.name, {}))
+            out = _FORWARD[layer.op](ctx, layer, ins, params.get(layer.name, {}))
+            if tuple(out.shape[1:]) != tuple(layer.out_shape):
+                raise FpdeepError(
+                    f"layer {layer.name} ({layer.op}) computes per-sample shape "
+                    f"{tuple(out.shape[1:])} but the network declares {tuple(layer.out_shape)}; "
+                    "the golden model and the frontend disagree on this layer's geometry"
+                )
+            acts[layer.output] = out
     return acts
 
 
@@ -261,8 +282,6 @@ def _check_supported(network: Network) -> None:
     for layer in network.layers:
         if layer.op not in SUPPORTED_OPS:
             bad.append(f"{layer.name} ({layer.op})")
-        elif isinstance(layer.attrs, ConvAttrs) and layer.attrs.groups != 1:
-            bad.append(f"{layer.name} (Conv with groups={layer.attrs.groups})")
         elif isinstance(layer.attrs, FCAttrs) and (layer.attrs.alpha, layer.attrs.beta) != (1, 1):
             bad.append(f"{layer.name} (Gemm with alpha/beta other than 1)")
         elif layer.op is Op.SOFTMAX and layer is not last:
@@ -271,7 +290,7 @@ def _check_supported(network: Network) -> None:
         raise FpdeepError(
             "the golden model does not support these layers yet: " + ", ".join(bad)
             + ". Planning and analysis still work for this network; training-step simulation "
-            "needs a network of Conv (groups=1), Gemm/MatMul, Relu, MaxPool, AveragePool, "
+            "needs a network of Conv, Gemm/MatMul, Relu, MaxPool, AveragePool, "
             "GlobalAveragePool, Add, Flatten, Identity and a final Softmax."
         )
 
@@ -330,6 +349,15 @@ def _load_params(network: Network, weights: Mapping[str, np.ndarray],
                if ref.name not in weights]
     if missing:
         raise FpdeepError("weights lacks these parameters: " + ", ".join(missing))
+    owners: dict[str, str] = {}
+    for layer in network.compute_layers:
+        for ref in _trainable(layer):
+            if ref.name in owners:
+                raise FpdeepError(
+                    f"parameter {ref.name!r} is shared by layers {owners[ref.name]} and "
+                    f"{layer.name}; the golden model needs one parameter tensor per layer"
+                )
+            owners[ref.name] = layer.name
     params: dict[str, dict[str, np.ndarray]] = {}
     for layer in network.compute_layers:
         entry = {}

@@ -1,0 +1,1 @@
+"""Code generation: safe names, template rendering, output folders."""

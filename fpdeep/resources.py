@@ -1,0 +1,20 @@
+"""Where the shipped non-Python folders (templates/, hw/, sim/) are, installed or in a checkout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+DATA_FOLDERS = ("templates", "hw", "sim")
+
+
+def data_dir(name: str) -> Path:
+    """The folder ``name`` from the wheel (``fpdeep/_data/NAME``) or else from the source tree."""
+    if name not in DATA_FOLDERS:
+        raise ValueError(f"unknown data folder {name!r}; known: {', '.join(DATA_FOLDERS)}")
+    for candidate in (PACKAGE_DIR / "_data" / name, PACKAGE_DIR.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(
+        f"fpdeep's {name}/ folder is missing from {PACKAGE_DIR}; reinstall fpdeep."
+    )

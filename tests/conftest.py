@@ -1,0 +1,77 @@
+"""Shared test helpers: the onnx package's model-zoo graphs and tiny hand-built models."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+LIGHT_DIR = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+LIGHT_MODELS = sorted(p.stem for p in LIGHT_DIR.glob("light_*.onnx"))
+
+
+def light_model(name: str) -> Path:
+    path = LIGHT_DIR / f"{name}.onnx"
+    if not path.exists():
+        pytest.skip(f"{path} is not shipped by this onnx version")
+    return path
+
+
+def tensor(name: str, array: np.ndarray) -> TensorProto:
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def make_model(
+    nodes: Sequence[onnx.NodeProto],
+    *,
+    input_shape: Sequence[int | str] = (1, 3, 8, 8),
+    output: str = "y",
+    initializers: Sequence[TensorProto] = (),
+    extra_inputs: Sequence[onnx.ValueInfoProto] = (),
+    opset: int = 13,
+    ir_version: int = 8,
+) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        list(nodes),
+        "tiny",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(input_shape)),
+         *extra_inputs],
+        [helper.make_tensor_value_info(output, TensorProto.FLOAT, None)],
+        initializer=list(initializers),
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = ir_version
+    return model
+
+
+def save(model: onnx.ModelProto, folder: Path, name: str = "model.onnx") -> Path:
+    path = folder / name
+    onnx.save(model, str(path))
+    return path
+
+
+def rand(*shape: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def tiny_cnn(classes: int = 4) -> onnx.ModelProto:
+    """conv-relu-maxpool-conv-relu-flatten-fc on a 3x8x8 input."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], kernel_shape=[3, 3], pads=[1] * 4),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Conv", ["p1", "w2"], ["c2"], kernel_shape=[3, 3]),
+        helper.make_node("Relu", ["c2"], ["r2"]),
+        helper.make_node("Flatten", ["r2"], ["f"]),
+        helper.make_node("Gemm", ["f", "w3", "b3"], ["y"], transB=1),
+    ]
+    inits = [
+        tensor("w1", rand(4, 3, 3, 3)), tensor("b1", rand(4)),
+        tensor("w2", rand(6, 4, 3, 3, seed=1)),
+        tensor("w3", rand(classes, 6 * 2 * 2, seed=2)), tensor("b3", rand(classes, seed=3)),
+    ]
+    return make_model(nodes, initializers=inits)

@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import save, tiny_cnn
+
+from fpdeep.cli import main
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    return str(save(tiny_cnn(), tmp_path_factory.mktemp("m")))
+
+
+def test_plan_writes_text_json_and_html(model, tmp_path, capsys):
+    out = tmp_path / "plan.json"
+    page = tmp_path / "plan.html"
+    code = main(["plan", model, "--board", "vcu118", "--boards", "2", "--partition", "optimal",
+                 "--json", str(out), "--html", str(page), "--batch", "8"])
+    assert code == 0
+    assert "2 x vcu118" in capsys.readouterr().out
+    data = json.loads(out.read_text())
+    assert data["strategy"] == "optimal" and len(data["boards"]) == 2
+    assert "<svg" in page.read_text()
+
+
+def test_plan_json_to_stdout_is_pure_json(model, capsys):
+    assert main(["plan", model, "--board", "zcu102", "--boards", "2", "--json", "-"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["cluster"]["boards"] == ["zcu102", "zcu102"]
+
+
+def test_plan_mixed_chain(model, capsys):
+    assert main(["plan", model, "--board", "vc709,vcu118", "--boards", "2"]) == 0
+    assert "2 x vc709, vcu118" in capsys.readouterr().out
+    assert main(["plan", model, "--board", "vc709,vcu118", "--boards", "3"]) == 2
+    assert "boards (3) does not match the 2 boards listed" in capsys.readouterr().err
+
+
+def test_plan_sweep(model, tmp_path, capsys):
+    out = tmp_path / "sweep.json"
+    assert main(["plan", model, "--board", "u250", "--sweep", "1..3", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "vs linear" in text
+    assert [row["boards"] for row in json.loads(out.read_text())["sweep"]] == [1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--board", "nosuch", "--boards", "2"], "unknown board 'nosuch'; known boards: "),
+        (["--board", "vcu118", "--boards", "0"], "boards must be a positive integer"),
+        (["--board", "vcu118", "--boards", "-2"], "boards must be a positive integer"),
+        (["--board", "vcu118", "--boards", "2", "--link-gbps", "0"],
+         "link rate must be a positive number"),
+        (["--board", "vcu118", "--boards", "2", "--precision", "4"], "precision must be one of"),
+        (["--board", "vcu118"], "give --boards N"),
+    ],
+)
+def test_bad_input_exits_2_with_a_message(model, capsys, args, message):
+    assert main(["plan", model, *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fpdeep: error: ") and message in err
+
+
+def test_bad_sweep_is_a_usage_error(model, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["plan", model, "--board", "vcu118", "--sweep", "0..3"])
+    assert info.value.code == 2
+    assert "'0..3' is not a list of board counts" in capsys.readouterr().err
+
+
+def test_malformed_board_file_exits_2(model, tmp_path, capsys):
+    path = tmp_path / "board.toml"
+    path.write_text('name = "x"\n[device\n')
+    assert main(["plan", model, "--board-file", str(path), "--boards", "1"]) == 2
+    assert f"board file {path}, line 2: malformed TOML" in capsys.readouterr().err
