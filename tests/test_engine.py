@@ -155,3 +155,22 @@ def test_engine_rtl_bit_exact_and_cycles(tmp_path, tm, tn, mode):
     for r in results:
         for cycles in r["cycles"]:
             assert abs(cycles - r["model"]) <= 0.02 * r["model"]
+
+
+def test_loop_shape_of_ir_layers():
+    from fpdeep.ir import FCAttrs, Layer, Op
+
+    conv_layer = Layer(name="c1", op=Op.CONV, inputs=("x",), output="y", in_shapes=((3, 8, 8),),
+                       out_shape=(6, 4, 4),
+                       attrs=ConvAttrs(kernel=(3, 3), stride=(2, 2), pads=(1, 1, 1, 1)))
+    shape = LoopShape.of_layer(conv_layer)
+    assert (shape.co, shape.ci, shape.h, shape.kh, shape.sh, shape.pt, shape.ho) == (
+        6, 3, 8, 3, 2, 1, 4)
+    assert LoopShape.of_layer(conv_layer, co=2).co == 2  # a slice of the output channels
+    fc_layer = Layer(name="f1", op=Op.FC, inputs=("y",), output="z", in_shapes=((96,),),
+                     out_shape=(10,), attrs=FCAttrs(in_features=96, out_features=10))
+    assert LoopShape.of_layer(fc_layer) == LoopShape.fc(in_features=96, out_features=10)
+    relu = Layer(name="r", op=Op.RELU, inputs=("z",), output="r", in_shapes=((10,),),
+                 out_shape=(10,))
+    with pytest.raises(FpdeepError, match="is not a Conv or FC layer"):
+        LoopShape.of_layer(relu)
