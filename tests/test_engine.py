@@ -37,7 +37,8 @@ CONV_CASES = [
                  "stride": [4, 4], "pads": [2, 2, 2, 2]}),
     ("k3x2s21asym", {"kind": "conv", "ci": 2, "co": 4, "h": 6, "w": 5, "k": [3, 2],
                      "stride": [2, 1], "pads": [0, 1, 1, 0]}),
-    ("fc7x5", {"kind": "fc", "ci": 7, "co": 5}),
+    # output with more fractional bits than the accumulator: a negative (left) shift
+    ("fc7x5", {"kind": "fc", "ci": 7, "co": 5, "out_frac": 30}),
 ]
 
 
@@ -97,8 +98,9 @@ def test_engine_config_validates():
     shape = LoopShape.fc(in_features=4, out_features=3)
     with pytest.raises(FpdeepError, match="valid modes are fp, bp, wg"):
         engine_config(shape, mode="xx", tm=1, tn=1)
-    with pytest.raises(FpdeepError, match="shift must be an integer from 0 to 47"):
-        engine_config(shape, mode="fp", tm=1, tn=1, shift=-1)
+    with pytest.raises(FpdeepError, match="shift must be an integer from -32 to 47"):
+        engine_config(shape, mode="fp", tm=1, tn=1, shift=-33)
+    assert engine_config(shape, mode="fp", tm=1, tn=1, shift=-1).ports["cfg_shift"] == 0x7F
     with pytest.raises(FpdeepError, match="tm .MAC lanes. must be a positive integer"):
         engine_config(shape, mode="fp", tm=0, tn=1)
     small = EngineParams(1, 1, 2, 2, 2, 2, 2)
