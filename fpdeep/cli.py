@@ -86,6 +86,90 @@ def _inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+# ----- plan --------------------------------------------------------------------------------------
+def parse_counts(text: str) -> tuple[int, ...]:
+    """`--sweep 1..128` or `--sweep 1,2,4,8` -> board counts."""
+    try:
+        if ".." in text:
+            first, last = (int(part) for part in text.split(".."))
+            counts = tuple(range(first, last + 1))
+        else:
+            counts = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        counts = ()
+    if not counts or any(c < 1 for c in counts):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a list of board counts; give FIRST..LAST or N,N,... (all >= 1)"
+        )
+    return counts
+
+
+def _plan_arguments(parser: argparse.ArgumentParser) -> None:
+    from fpdeep.cluster import DEFAULT_UTIL_CAP, PIPELINING
+    from fpdeep.partition import STRATEGIES
+    from fpdeep.planner import DEFAULT_BATCH
+
+    add_model_arguments(parser)
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--board", metavar="NAME", help="a bundled board (e.g. vcu118)")
+    where.add_argument("--board-file", metavar="FILE", help="your own board description (TOML)")
+    parser.add_argument("--boards", type=int, metavar="N", help="boards in the chain")
+    parser.add_argument("--sweep", type=parse_counts, metavar="A..B",
+                        help="plan every board count in A..B (or a list N,N,...) and tabulate")
+    parser.add_argument("--partition", choices=STRATEGIES, default="fpdeep",
+                        help="fpdeep: the paper's equal-work split; optimal: least II")
+    parser.add_argument("--precision", type=int, default=16, help="bits: 8, 16 (default) or 32")
+    parser.add_argument("--batch", type=int, default=DEFAULT_BATCH, help="images per mini-batch")
+    parser.add_argument("--clock", type=float, metavar="MHZ", help="default: the board's")
+    parser.add_argument("--link-gbps", type=float, metavar="G",
+                        help="line rate per direction to each neighbour (default: the board's)")
+    parser.add_argument("--util-cap", type=float, default=DEFAULT_UTIL_CAP,
+                        help="fraction of DSP and RAM a plan may use (routing headroom)")
+    parser.add_argument("--pipelining", choices=PIPELINING, default="image",
+                        help="image: ping-pong per image (generated today); row: FPDeep's rows")
+    parser.add_argument("--json", metavar="FILE", help="also write the plan as JSON ('-' = stdout)")
+    parser.add_argument("--html", metavar="FILE", help="also write an HTML report with plots")
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from fpdeep.report import plan_html, plan_json, plan_text, sweep_rows, sweep_text
+
+    if args.boards is None and args.sweep is None:
+        raise FpdeepError("give --boards N (or --sweep A..B)")
+    network = fpdeep.load_onnx(args.model, input_shape=args.input_shape)
+    board = Path(args.board_file) if args.board_file else args.board
+
+    def cluster(count: int) -> fpdeep.Cluster:
+        return fpdeep.make_cluster(
+            board=board, boards=count, link_gbps=args.link_gbps, precision=args.precision,
+            clock_mhz=args.clock, util_cap=args.util_cap, pipelining=args.pipelining,
+        )
+
+    rows = None
+    if args.sweep:
+        results = fpdeep.sweep(network, [cluster(n) for n in args.sweep],
+                               strategy=args.partition, batch=args.batch)
+        rows = sweep_rows(list(zip(args.sweep, results, strict=True)))
+        if args.json != "-":
+            print(sweep_text(rows))
+    count = args.boards if args.boards is not None else max(args.sweep)
+    result = fpdeep.plan(network, cluster(count), strategy=args.partition, batch=args.batch)
+    if args.json != "-":
+        print(plan_text(result))
+    if args.json:
+        data = plan_json(result)
+        if rows is not None:
+            data = {**data, "sweep": rows}
+        write_output(args.json, json.dumps(data, indent=2) + "\n")
+        if args.json != "-":
+            print(f"wrote {args.json}")
+    if args.html:
+        write_output(args.html, plan_html(result, rows))
+        if args.json != "-":
+            print(f"wrote {args.html}")
+    return 0
+
+
 COMMANDS: dict[str, Command] = {
     "inspect": Command(
         help="per-layer training workload of an ONNX model",
@@ -96,6 +180,16 @@ COMMANDS: dict[str, Command] = {
         ),
         add_arguments=_inspect_arguments,
         run=_inspect,
+    ),
+    "plan": Command(
+        help="partition, allocate and model a training pipeline on a chain of boards",
+        description=(
+            "Spread the model's training work (FP, BP and WG) over a chain of FPGA boards, "
+            "choose each engine's MAC lanes, place weights, gradients and activations, and "
+            "report the cycle-level throughput, latency, link use and energy of the pipeline."
+        ),
+        add_arguments=_plan_arguments,
+        run=_plan,
     ),
 }
 

@@ -1,0 +1,114 @@
+"""Scaling of `fpdeep plan` on VGG-16 and ResNet-50 over chains of VCU118 boards.
+
+Run from the repository root: `python bench/plan_scaling.py [--max 64] [--link-gbps 250]`.
+Prints load imbalance and DSP efficiency for both partition strategies, the VGG-16 knee at the
+given link rate, and how long planning takes. VGG-16 is built with onnx.helper (weights as graph
+inputs, so the file is a few kB); ResNet-50 is the onnx package's light test model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import onnx
+from onnx import TensorProto, helper
+
+import fpdeep
+from fpdeep.report import knees, sweep_rows, sweep_text
+
+VGG16 = [64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512, "M"]
+
+
+def vgg16_onnx(path: Path, num_classes: int = 1000) -> Path:
+    """VGG-16 (Simonyan & Zisserman, configuration D) at 224x224, parameters as graph inputs."""
+    nodes, inputs = [], [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 224, 224])]
+    x, channels = "x", 3
+    for i, item in enumerate(VGG16):
+        if item == "M":
+            nodes.append(helper.make_node("MaxPool", [x], [f"p{i}"], kernel_shape=[2, 2],
+                                          strides=[2, 2]))
+            x = f"p{i}"
+            continue
+        w, b = f"w{i}", f"b{i}"
+        inputs += [helper.make_tensor_value_info(w, TensorProto.FLOAT, [item, channels, 3, 3]),
+                   helper.make_tensor_value_info(b, TensorProto.FLOAT, [item])]
+        nodes += [helper.make_node("Conv", [x, w, b], [f"c{i}"], kernel_shape=[3, 3],
+                                   pads=[1, 1, 1, 1]),
+                  helper.make_node("Relu", [f"c{i}"], [f"r{i}"])]
+        x, channels = f"r{i}", item
+    nodes.append(helper.make_node("Flatten", [x], ["flat"], axis=1))
+    x, features = "flat", 512 * 7 * 7
+    for j, out in enumerate([4096, 4096, num_classes]):
+        w, b = f"fw{j}", f"fb{j}"
+        inputs += [helper.make_tensor_value_info(w, TensorProto.FLOAT, [out, features]),
+                   helper.make_tensor_value_info(b, TensorProto.FLOAT, [out])]
+        nodes.append(helper.make_node("Gemm", [x, w, b], [f"fc{j}"], transB=1))
+        x, features = f"fc{j}", out
+        if j < 2:
+            nodes.append(helper.make_node("Relu", [x], [f"fr{j}"]))
+            x = f"fr{j}"
+    output = helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, num_classes])
+    graph = helper.make_graph(nodes, "vgg16", inputs, [output])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.save(model, path)
+    return path
+
+
+def light_resnet50() -> Path:
+    return Path(onnx.__file__).parent / "backend/test/data/light/light_resnet50.onnx"
+
+
+def table(name: str, network: fpdeep.ir.Network, counts: list[int], link: float | None) -> None:
+    clusters = [fpdeep.make_cluster(board="vcu118", boards=n, link_gbps=link) for n in counts]
+    print(f"\n== {name} on VCU118, link {link or 'board default'} Gb/s per direction ==")
+    results = {}
+    for strategy in ("fpdeep", "optimal"):
+        start = time.perf_counter()
+        results[strategy] = fpdeep.sweep(network, clusters, strategy=strategy)
+        print(f"{strategy}: sweep of {len(counts)} counts in {time.perf_counter() - start:.1f} s")
+    print("boards  imbalance fpdeep/optimal   DSP eff fpdeep/optimal   II fpdeep/optimal")
+    for n, a, b in zip(counts, results["fpdeep"], results["optimal"], strict=True):
+        if isinstance(a, fpdeep.FpdeepError) or isinstance(b, fpdeep.FpdeepError):
+            errors = [str(r) for r in (a, b) if isinstance(r, fpdeep.FpdeepError)]
+            print(f"{n:6d}  {' / '.join(errors)}")
+            continue
+        ta, tb = a.totals, b.totals
+        assert tb.ii_cycles <= ta.ii_cycles, (n, ta.ii_cycles, tb.ii_cycles)
+        print(f"{n:6d}  {ta.load_imbalance:9.3f} / {tb.load_imbalance:<9.3f}   "
+              f"{ta.dsp_efficiency:7.1%} / {tb.dsp_efficiency:<7.1%}   "
+              f"{ta.ii_cycles:>10,} / {tb.ii_cycles:<10,} {tb.bottleneck}")
+    for strategy in ("fpdeep", "optimal"):
+        rows = sweep_rows(list(zip(counts, results[strategy], strict=True)))
+        print(f"\n{strategy}: {knees(rows)}")
+        if name == "VGG-16":
+            print(sweep_text(rows))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--max", type=int, default=64)
+    parser.add_argument("--link-gbps", type=float, default=250.0)
+    parser.add_argument("--pipelining", default="image")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        vgg = fpdeep.load_onnx(vgg16_onnx(Path(tmp) / "vgg16.onnx"))
+    resnet = fpdeep.load_onnx(light_resnet50())
+    counts = list(range(1, args.max + 1))
+    table("VGG-16", vgg, counts, args.link_gbps)
+    table("ResNet-50", resnet, counts, args.link_gbps)
+
+    start = time.perf_counter()
+    fpdeep.plan(resnet, fpdeep.make_cluster(board="vcu118", boards=64), strategy="optimal")
+    print(f"\nplan light ResNet-50 on 64 VCU118 (optimal): {time.perf_counter() - start:.2f} s")
+    for strategy in ("fpdeep", "optimal"):
+        start = time.perf_counter()
+        fpdeep.sweep(vgg, [fpdeep.make_cluster(board="vcu118", boards=n, link_gbps=args.link_gbps)
+                           for n in range(1, 129)], strategy=strategy)
+        print(f"VGG-16 sweep 1..128 ({strategy}): {time.perf_counter() - start:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+"""Cluster spec: which boards form the chain, how they are linked, at what precision and clock."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from fpdeep.boards import PRECISIONS, Board, get_board, load_board_file
+from fpdeep.errors import FpdeepError
+
+# Weight-gradient accumulators are kept wide across the mini-batch, as the DSP P register is:
+# 48 bits for 16-bit data (DESIGN §7), and a proportionate width for 8 and 32 bits.
+ACCUMULATOR_BITS = {8: 32, 16: 48, 32: 64}
+
+# Routing headroom: designs above ~85% DSP/RAM use rarely close timing (the figure vendor
+# guides give for congestion-free placement), so plans leave 15% of every resource free.
+DEFAULT_UTIL_CAP = 0.85
+
+TOPOLOGIES = ("chain",)
+PIPELINING = ("image", "row")
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A chain of boards; ``link_gbps[i]`` is the line rate per direction between i and i + 1."""
+
+    boards: tuple[Board, ...]
+    link_gbps: tuple[float, ...]
+    precision: int = 16
+    clock_mhz: float = 250.0
+    util_cap: float = DEFAULT_UTIL_CAP
+    topology: str = "chain"
+    # "image": slices hand whole images on through ping-pong buffers (what codegen emits first);
+    # "row": FPDeep's row-level fine-grained pipeline with line buffers and a two-image stash.
+    pipelining: str = "image"
+    # What-if only: output rows an engine may compute in parallel. The generated engine has 1;
+    # larger values show how far the chain would scale with pixel-parallel engines.
+    pixel_lanes: int = 1
+
+    @property
+    def size(self) -> int:
+        return len(self.boards)
+
+    @property
+    def accumulator_bits(self) -> int:
+        return ACCUMULATOR_BITS[self.precision]
+
+    def dsp_budget(self, index: int) -> int:
+        return math.floor(self.boards[index].dsp * self.util_cap + 1e-9)
+
+    def dsp_per_mac(self, index: int) -> float:
+        return self.boards[index].dsp_per_mac[self.precision]
+
+    def mac_lanes(self, index: int) -> int:
+        return self.boards[index].mac_lanes(self.precision, self.util_cap)
+
+
+def _resolve(board: str | Board | Path) -> Board:
+    if isinstance(board, Board):
+        return board
+    if isinstance(board, Path):
+        return load_board_file(board)
+    if isinstance(board, str):
+        return get_board(board)
+    raise FpdeepError(f"board must be a board name or a Board, got {board!r}")
+
+
+def make_cluster(
+    *,
+    board: str | Board | Path | Sequence[str | Board | Path],
+    boards: int | None = None,
+    link_gbps: float | None = None,
+    precision: int = 16,
+    clock_mhz: float | None = None,
+    util_cap: float = DEFAULT_UTIL_CAP,
+    topology: str = "chain",
+    pipelining: str = "image",
+    pixel_lanes: int = 1,
+) -> Cluster:
+    """Build and validate a cluster: one board type times ``boards``, or a list (mixed cluster).
+
+    ``link_gbps`` overrides the per-neighbour line rate the board files give (lanes x lane rate);
+    ``clock_mhz`` defaults to the slowest board's default clock.
+    """
+    if isinstance(board, (str, Board, Path)):
+        if boards is None:
+            raise FpdeepError("boards: give the number of boards in the chain")
+        if isinstance(boards, bool) or not isinstance(boards, int) or boards < 1:
+            raise FpdeepError(f"boards must be a positive integer (1 or more), got {boards!r}")
+        chain = (_resolve(board),) * boards
+    else:
+        chain = tuple(_resolve(b) for b in board)
+        if not chain:
+            raise FpdeepError("board: the list of boards is empty")
+        if boards is not None and boards != len(chain):
+            raise FpdeepError(
+                f"boards ({boards!r}) does not match the {len(chain)} boards listed"
+            )
+    if precision not in PRECISIONS:
+        raise FpdeepError(
+            f"precision must be one of {', '.join(map(str, PRECISIONS))} bits, got {precision!r}"
+        )
+    if topology not in TOPOLOGIES:
+        raise FpdeepError(f"topology {topology!r} is not supported; supported: chain")
+    if pipelining not in PIPELINING:
+        raise FpdeepError(f"pipelining must be one of image, row; got {pipelining!r}")
+    if isinstance(pixel_lanes, bool) or not isinstance(pixel_lanes, int) or pixel_lanes < 1:
+        raise FpdeepError(f"pixel_lanes must be a positive integer, got {pixel_lanes!r}")
+    bad_cap = isinstance(util_cap, bool) or not isinstance(util_cap, (int, float))
+    if bad_cap or not 0 < util_cap <= 1:
+        raise FpdeepError(f"utilisation cap must be in (0, 1], got {util_cap!r}")
+    if link_gbps is not None:
+        bad = isinstance(link_gbps, bool) or not isinstance(link_gbps, (int, float))
+        if bad or not link_gbps > 0 or math.isinf(link_gbps):
+            raise FpdeepError(
+                f"link rate must be a positive number of Gb/s per direction, got {link_gbps!r}"
+            )
+        links = (float(link_gbps),) * (len(chain) - 1)
+    else:
+        pairs = zip(chain[:-1], chain[1:], strict=True)
+        links = tuple(min(a.link_gbps, b.link_gbps) for a, b in pairs)
+    if clock_mhz is None:
+        clock_mhz = min(b.clock_mhz for b in chain)
+    bad = isinstance(clock_mhz, bool) or not isinstance(clock_mhz, (int, float))
+    if bad or not clock_mhz > 0 or math.isinf(clock_mhz):
+        raise FpdeepError(f"clock must be a positive number of MHz, got {clock_mhz!r}")
+    return Cluster(
+        boards=chain,
+        link_gbps=links,
+        precision=precision,
+        clock_mhz=float(clock_mhz),
+        util_cap=float(util_cap),
+        topology=topology,
+        pipelining=pipelining,
+        pixel_lanes=pixel_lanes,
+    )

@@ -1,0 +1,435 @@
+"""Partition a network's training work over a chain of boards (DESIGN §4).
+
+The compute layers, in topological order, form one line of output channels (FC: neurons); a
+partition is N - 1 cut points on that line, so each board holds consecutive layers and at most
+one split layer at each end. Two strategies:
+
+- ``fpdeep``: the paper's split: board b gets a share of the total work proportional to its MAC
+  lanes, and the layer where a share ends is split by channels.
+- ``optimal``: the cut points that minimise the initiation interval with compute, link traffic
+  at every cut (skip connections included) and storage considered together: a binary search on
+  the II with an exact greedy feasibility check (every board cost grows with its range, so the
+  furthest-reaching cut at each step is never worse). The result is never worse than ``fpdeep``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from fpdeep import perf
+from fpdeep.allocate import EngineShape, Storage, dsp_needed, plan_memory
+from fpdeep.analysis import needs_input_error
+from fpdeep.cluster import Cluster
+from fpdeep.errors import FpdeepError
+from fpdeep.ir import ConvAttrs, FCAttrs, Network
+
+STRATEGIES = ("fpdeep", "optimal")
+
+
+@dataclass(frozen=True)
+class ChainLayer:
+    """A compute layer as the partitioner sees it: a loop nest and its storage per channel."""
+
+    name: str
+    index: int
+    offset: int  # position of its first channel on the line of all channels
+    co: int
+    ci: int  # input channels per group (FC: input features)
+    kh: int
+    kw: int
+    ho: int
+    wo: int
+    has_bp: bool
+    weights_per_channel: int  # weight + bias elements per output channel
+    in_elems: int
+    in_width: int  # input row length (line buffers)
+    in_channels: int
+    stash_images: int  # images whose input waits on chip between FP and WG
+
+    def shapes(self, n: int) -> list[EngineShape]:
+        """The FP, BP (when any) and WG loop nests of an n-channel slice."""
+        shape = EngineShape(n, self.ci, self.kh, self.kw, self.ho, self.wo)
+        return [shape, shape, shape] if self.has_bp else [shape, shape]
+
+    @property
+    def macs_per_channel(self) -> int:
+        return self.ci * self.kh * self.kw * self.ho * self.wo * (3 if self.has_bp else 2)
+
+    def storage(self, n: int, *, bits: int, acc_bits: int, pipelining: str) -> Storage:
+        """Bits an n-channel slice keeps on its board (the whole input is stashed for WG)."""
+        weights = n * self.weights_per_channel
+        # Engines read their windows from line buffers: kh + 1 rows of input (a window plus the
+        # row being written) and of the slice's output error, for FP and BP.
+        rows = self.kh + 1
+        buffers = 2 * rows * (self.in_width * self.in_channels + n * self.wo)
+        streams = 0
+        if pipelining == "image":  # ping-pong pairs: FP output, incoming error, input error
+            streams = 4 * n * self.ho * self.wo + (2 * self.in_elems if self.has_bp else 0)
+        return Storage(
+            buffers=buffers * bits,
+            streams=streams * bits,
+            weights=weights * bits,
+            grads=weights * acc_bits,
+            stash=self.in_elems * self.stash_images * bits,
+            stash_per_image=self.in_elems * bits,
+        )
+
+
+@dataclass(frozen=True)
+class Slice:
+    """Output channels [lo, hi) of one compute layer, placed on one board."""
+
+    layer: str
+    lo: int
+    hi: int
+
+    @property
+    def channels(self) -> int:
+        return self.hi - self.lo
+
+
+@dataclass(frozen=True)
+class ChainModel:
+    """The line of channels of a network, with link bytes per image at every cut position."""
+
+    network: str
+    layers: tuple[ChainLayer, ...]
+    # bytes per image crossing a cut after g channels (g = 0..total), forward and backward
+    forward_bytes: np.ndarray
+    backward_bytes: np.ndarray
+
+    @property
+    def total(self) -> int:
+        return self.layers[-1].offset + self.layers[-1].co
+
+    @cached_property
+    def _offsets(self) -> list[int]:
+        return [layer.offset for layer in self.layers]
+
+    def layer_at(self, position: int) -> int:
+        """Index of the layer holding the channel at ``position``."""
+        return bisect.bisect_right(self._offsets, position) - 1
+
+    def slices(self, start: int, end: int) -> tuple[Slice, ...]:
+        """The slices covering positions [start, end)."""
+        out = []
+        pos = start
+        while pos < end:
+            layer = self.layers[self.layer_at(pos)]
+            stop = min(end, layer.offset + layer.co)
+            out.append(Slice(layer.name, pos - layer.offset, stop - layer.offset))
+            pos = stop
+        return tuple(out)
+
+    @property
+    def work_per_channel(self) -> np.ndarray:
+        return np.array([layer.macs_per_channel for layer in self.layers], dtype=np.float64)
+
+
+def chain_model(network: Network, *, precision: int, pipelining: str) -> ChainModel:
+    """Compute layers with their loop nests, and the bytes every cut position must carry."""
+    compute = network.compute_layers
+    if not compute:
+        raise FpdeepError(f"network {network.name!r} has no Conv or FC layer to place on boards")
+    needs_bp = needs_input_error(network)
+    layers: list[ChainLayer] = []
+    offset = 0
+    count = len(compute)
+    for index, layer in enumerate(compute):
+        attrs = layer.attrs
+        if isinstance(attrs, ConvAttrs):
+            co, ho, wo = layer.out_shape
+            ci = layer.in_shape[0] // attrs.groups
+            kh, kw = attrs.kernel
+        elif isinstance(attrs, FCAttrs):
+            co, ci, kh, kw, ho, wo = attrs.out_features, attrs.in_features, 1, 1, 1, 1
+        else:  # pragma: no cover - the IR only marks Conv and FC as compute
+            raise FpdeepError(f"layer {layer.name!r}: unsupported compute op {layer.op}")
+        in_shape = layer.in_shape
+        stash = 2 * (count - 1 - index) + 2 if pipelining == "image" else 2
+        layers.append(
+            ChainLayer(
+                name=layer.name, index=index, offset=offset, co=co, ci=ci, kh=kh, kw=kw,
+                ho=ho, wo=wo, has_bp=layer.name in needs_bp,
+                weights_per_channel=ci * kh * kw + (1 if layer.weight("bias") else 0),
+                in_elems=math.prod(in_shape),
+                in_width=in_shape[-1] if len(in_shape) == 3 else 1,
+                in_channels=in_shape[0],
+                stash_images=stash,
+            )
+        )
+        offset += co
+    forward, backward = _cut_traffic(network, layers, needs_bp)
+    scale = precision // 8
+    return ChainModel(network.name, tuple(layers), forward * scale, backward * scale)
+
+
+def _cut_traffic(
+    network: Network, layers: list[ChainLayer], needs_bp: set[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Elements per image crossing each cut position, forward (activations) and backward (errors).
+
+    Every layer is anchored at the latest compute layer it depends on (non-compute layers run
+    beside it); a tensor made at anchor s and last read at anchor d > s crosses every cut from
+    inside layer s (the channels made left of the cut) up to the end of layer d (all of it). So
+    a skip connection is carried over every board between its producer and its Add or Concat,
+    and the input of a split layer is sent on to every board holding part of it.
+    """
+    index = {layer.name: layer.index for layer in layers}
+    anchor: dict[str, int] = {}
+    made_at: dict[str, int] = {network.input_name: -1}
+    for layer in network.layers:
+        if layer.name in index:
+            anchor[layer.name] = index[layer.name]
+        else:
+            anchor[layer.name] = max((made_at.get(t, -1) for t in layer.inputs), default=-1)
+        made_at[layer.output] = anchor[layer.name]
+    total = layers[-1].offset + layers[-1].co
+    position = np.arange(total + 1, dtype=np.int64)
+    forward = np.zeros(total + 1, dtype=np.int64)
+    backward = np.zeros(total + 1, dtype=np.int64)
+    for tensor in network.tensors.values():
+        if not tensor.consumers or tensor.name not in made_at:
+            continue
+        src = made_at[tensor.name]
+        dst = max(anchor[c] for c in tensor.consumers)
+        if dst <= src:
+            continue
+        size = math.prod(tensor.shape)
+        if src < 0:
+            made_left = np.full(total + 1, size, dtype=np.int64)
+        else:
+            prod = layers[src]
+            done = np.clip(position - prod.offset, 0, prod.co)
+            made_left = -(-size * done // prod.co)
+        end = layers[dst].offset + layers[dst].co
+        crossing = np.where(position < end, made_left, 0)
+        forward += crossing
+        if any(c in needs_bp for c in tensor.consumers):
+            backward += crossing
+    return forward, backward
+
+
+# ---------------------------------------------------------------------------- strategies
+
+
+def check_board_count(model: ChainModel, boards: int) -> None:
+    if boards > model.total:
+        raise FpdeepError(
+            f"cannot spread network {model.network!r} over {boards} boards: it has only "
+            f"{model.total} output channels/neurons in all, and each board needs at least one "
+            f"(use at most {model.total} boards)"
+        )
+
+
+def partition_fpdeep(model: ChainModel, cluster: Cluster) -> tuple[int, ...]:
+    """Cut positions (0, c1, ..., total) giving board b work in proportion to its MAC lanes."""
+    n = cluster.size
+    check_board_count(model, n)
+    per_channel = model.work_per_channel
+    sizes = np.array([layer.co for layer in model.layers], dtype=np.float64)
+    before = np.concatenate([[0.0], np.cumsum(per_channel * sizes)])
+    lanes = np.array([cluster.mac_lanes(b) for b in range(n)], dtype=np.float64)
+    shares = np.cumsum(lanes) / lanes.sum() * before[-1]
+    cuts = [0]
+    for b in range(n - 1):
+        i = min(int(np.searchsorted(before, shares[b], side="right")) - 1, len(model.layers) - 1)
+        k = int(round((shares[b] - before[i]) / per_channel[i]))
+        pos = model.layers[i].offset + min(k, model.layers[i].co)
+        pos = max(pos, cuts[-1] + 1)  # every board gets at least one channel
+        pos = min(pos, model.total - (n - 1 - b))
+        cuts.append(pos)
+    cuts.append(model.total)
+    return tuple(cuts)
+
+
+@dataclass(frozen=True)
+class _Limits:
+    """What one board may take at a given II."""
+
+    dsp: int
+    dsp_per_mac: float
+    bram_bits: int
+    uram_bits: int
+    dram_bits: float
+    dram_bytes_per_cycle: float  # 0 without off-chip memory
+
+
+def board_limits(cluster: Cluster, b: int) -> _Limits:
+    board = cluster.boards[b]
+    cap = cluster.util_cap
+    per_cycle = board.memory_gbytes_per_s * 1e9 / (cluster.clock_mhz * 1e6)
+    return _Limits(
+        dsp=cluster.dsp_budget(b),
+        dsp_per_mac=cluster.dsp_per_mac(b),
+        bram_bits=math.floor(board.bram_bits * cap),
+        uram_bits=math.floor(board.uram_bits * cap),
+        dram_bits=board.memory_gbytes * 8e9,
+        dram_bytes_per_cycle=per_cycle,
+    )
+
+
+def memory_ok(storage: Storage, limits: _Limits, ii: int, clock_mhz: float, gbps: float) -> bool:
+    """Storage fits on chip plus off-chip memory, whose traffic stays within the II."""
+    mem = plan_memory(storage, bram_bits=limits.bram_bits, uram_bits=limits.uram_bits)
+    if not mem.buffers_fit:
+        return False
+    if mem.spilled_bits == 0:
+        return True
+    if mem.spilled_bits > limits.dram_bits or gbps <= 0:
+        return False
+    cycles = perf.memory_cycles(
+        bytes_per_image=mem.traffic_bytes_per_image, gbytes_per_s=gbps, clock_mhz=clock_mhz
+    )
+    return cycles <= ii
+
+
+class _Search:
+    """Feasibility of an II for a fixed model and cluster (the optimal strategy's inner loop)."""
+
+    def __init__(self, model: ChainModel, cluster: Cluster) -> None:
+        self.model = model
+        self.cluster = cluster
+        self.limits = [board_limits(cluster, b) for b in range(cluster.size)]
+        self.link_bytes = np.maximum(model.forward_bytes, model.backward_bytes)
+        self._link_cycles: dict[float, np.ndarray] = {}
+
+    def link_cycles(self, gbps: float) -> np.ndarray:
+        if gbps not in self._link_cycles:
+            clock = self.cluster.clock_mhz
+            self._link_cycles[gbps] = np.array(
+                [perf.link_cycles(bytes_per_image=int(v), gbps=gbps, clock_mhz=clock)
+                 for v in self.link_bytes],
+                dtype=np.int64,
+            )
+        return self._link_cycles[gbps]
+
+    def _fits(self, b: int, ii: int, dsp: float, storage: Storage) -> bool:
+        lim = self.limits[b]
+        if dsp > lim.dsp:
+            return False
+        board = self.cluster.boards[b]
+        return memory_ok(storage, lim, ii, self.cluster.clock_mhz, board.memory_gbytes_per_s)
+
+    def reach(self, b: int, start: int, ii: int) -> int:
+        """Furthest end position board b can take from ``start`` within the II (start if none)."""
+        model, cluster = self.model, self.cluster
+        kw = {"bits": cluster.precision, "acc_bits": cluster.accumulator_bits,
+              "pipelining": cluster.pipelining}
+        per_mac = self.limits[b].dsp_per_mac
+        dsp = 0.0
+        storage = Storage()
+        pos = start
+        while pos < model.total:
+            layer = model.layers[model.layer_at(pos)]
+            rest = layer.co - (pos - layer.offset)
+            more = dsp_needed(layer.shapes(rest), ii, per_mac, cluster.pixel_lanes)
+            if self._fits(b, ii, dsp + more, storage + layer.storage(rest, **kw)):
+                dsp += more
+                storage = storage + layer.storage(rest, **kw)
+                pos += rest
+                continue
+            good, bad = 0, rest  # channels of this layer that fit: good fits, bad does not
+            while bad - good > 1:
+                mid = (good + bad) // 2
+                more = dsp_needed(layer.shapes(mid), ii, per_mac, cluster.pixel_lanes)
+                if self._fits(b, ii, dsp + more, storage + layer.storage(mid, **kw)):
+                    good = mid
+                else:
+                    bad = mid
+            return pos + good
+        return pos
+
+    def cut(self, b: int, start: int, end: int, ii: int) -> int | None:
+        """Largest position in (start, end] whose cut after board b the link carries in the II."""
+        if end >= self.model.total:
+            return self.model.total
+        if end <= start or b >= len(self.cluster.link_gbps):  # the last board must finish
+            return None
+        cycles = self.link_cycles(self.cluster.link_gbps[b])[start + 1 : end + 1]
+        ok = np.nonzero(cycles <= ii)[0]
+        return None if ok.size == 0 else start + 1 + int(ok[-1])
+
+    def greedy(self, ii: int) -> list[int] | None:
+        """Cut positions using as few boards as possible at this II, or None if N do not do."""
+        cuts = [0]
+        for b in range(self.cluster.size):
+            end = self.cut(b, cuts[-1], self.reach(b, cuts[-1], ii), ii)
+            if end is None:
+                return None
+            cuts.append(end)
+            if end == self.model.total:
+                return cuts
+        return None
+
+    def feasible(self, ii: int) -> list[int] | None:
+        """Greedy cuts at this II when the remaining boards can take link-feasible cuts too."""
+        cuts = self.greedy(ii)
+        if cuts is None:
+            return None
+        missing = self.cluster.size - (len(cuts) - 1)
+        if missing:
+            free = np.nonzero(self.spare_cuts(ii))[0]
+            if np.count_nonzero(~np.isin(free, cuts)) < missing:
+                return None
+        return cuts
+
+    def spare_cuts(self, ii: int) -> np.ndarray:
+        """Positions where the slowest link of the chain carries the cut's traffic in the II."""
+        cycles = self.link_cycles(min(self.cluster.link_gbps))
+        ok = cycles <= ii
+        ok[0] = ok[-1] = False
+        return ok
+
+
+def partition_optimal(
+    model: ChainModel, cluster: Cluster, *, upper_ii: int
+) -> tuple[int, ...] | None:
+    """Cuts minimising the II (binary search, greedy check), or None when no II up to
+    ``upper_ii`` is feasible in the search model (which leaves out neighbour spill).
+    """
+    check_board_count(model, cluster.size)
+    search = _Search(model, cluster)
+    hi = upper_ii
+    if search.feasible(hi) is None:
+        return None
+    lo = 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if search.feasible(mid) is not None:
+            hi = mid
+        else:
+            lo = mid + 1
+    cuts = search.feasible(lo)
+    assert cuts is not None
+    return _use_every_board(search, cuts, lo)
+
+
+def _use_every_board(search: _Search, cuts: list[int], ii: int) -> tuple[int, ...]:
+    """Split the heaviest ranges at link-feasible cuts until every board has work.
+
+    A sub-range never costs more than its range, so the II does not grow on a uniform chain.
+    """
+    work = search.model.work_per_channel
+    per_position = np.repeat(work, [layer.co for layer in search.model.layers])
+    done = np.concatenate([[0.0], np.cumsum(per_position)])
+    spare = search.spare_cuts(ii) if search.cluster.size > 1 else None
+    while len(cuts) - 1 < search.cluster.size:
+        spans = sorted(
+            range(len(cuts) - 1), key=lambda i: done[cuts[i + 1]] - done[cuts[i]], reverse=True
+        )
+        for i in spans:
+            lo, hi = cuts[i], cuts[i + 1]
+            ok = np.arange(lo + 1, hi)[spare[lo + 1 : hi]]
+            if ok.size:
+                middle = (done[lo] + done[hi]) / 2
+                cuts.insert(i + 1, int(ok[np.argmin(np.abs(done[ok] - middle))]))
+                break
+        else:  # pragma: no cover - feasible() checked there are enough spare cuts
+            raise AssertionError("no link-feasible cut left")
+    return tuple(cuts)

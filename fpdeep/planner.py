@@ -1,0 +1,416 @@
+"""The cluster plan: partition + allocation + performance of a network on a chain of boards.
+
+``plan(network, cluster)`` is what ``fpdeep plan`` calls; ``sweep`` repeats it over board counts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from fpdeep import perf
+from fpdeep.allocate import EngineAlloc, MemoryPlan, Storage, allocate_board, plan_memory
+from fpdeep.cluster import Cluster
+from fpdeep.errors import FpdeepError
+from fpdeep.ir import Network
+from fpdeep.partition import (
+    STRATEGIES,
+    ChainModel,
+    Slice,
+    board_limits,
+    chain_model,
+    check_board_count,
+    partition_fpdeep,
+    partition_optimal,
+)
+
+PASSES = ("fp", "bp", "wg")
+DEFAULT_BATCH = 32
+
+
+@dataclass(frozen=True)
+class SlicePlan:
+    slice: Slice
+    engines: dict[str, EngineAlloc | None]  # "fp", "bp" (None: no BP), "wg"
+
+
+@dataclass(frozen=True)
+class BoardPlan:
+    index: int
+    slices: tuple[SlicePlan, ...]
+    dsp_used: int
+    dsp_available: int
+    memory: MemoryPlan
+    bram_bits_available: int
+    uram_bits_available: int
+    compute_cycles: int  # the slowest engine: the board's cycles per image
+    memory_cycles: int  # off-chip traffic of spilled data per image
+    spill_to: str  # "", "dram", "board K" (a neighbour's spare on-chip memory)
+    update_cycles: int
+    busy: dict[str, int]  # per pass: DSP-cycles per image / board DSPs (stacks to <= compute)
+
+
+@dataclass(frozen=True)
+class LinkPlan:
+    src: int
+    dst: int
+    bytes_forward: int
+    bytes_backward: int
+    gbps_available: float
+    cycles: int
+
+
+@dataclass(frozen=True)
+class Totals:
+    ii_cycles: int
+    clock_mhz: float
+    images_per_s: float
+    images_per_s_batch: float
+    batch: int
+    batch_cycles: int
+    latency_cycles: int
+    update_cycles: int
+    macs_per_image: int
+    gops: float
+    dsp_efficiency: float
+    load_imbalance: float
+    bottleneck: str
+    watts: float
+    images_per_joule: float
+
+
+@dataclass(frozen=True)
+class Plan:
+    model: str
+    cluster: Cluster
+    strategy: str
+    boards: tuple[BoardPlan, ...]
+    links: tuple[LinkPlan, ...]
+    totals: Totals
+    cuts: tuple[int, ...]
+
+    def gbps_needed(self, link: LinkPlan) -> float:
+        """Line rate the link needs at the plan's steady-state throughput."""
+        payload = max(link.bytes_forward, link.bytes_backward) * 8 * self.totals.images_per_s
+        return payload / perf.LINK_PAYLOAD_EFFICIENCY / 1e9
+
+
+class DoesNotFit(FpdeepError):
+    """A board's data fits neither on chip, nor in its off-chip memory, nor with a neighbour."""
+
+
+def _storage_of(model: ChainModel, cluster: Cluster, slices: Iterable[Slice]) -> Storage:
+    total = Storage()
+    for s in slices:
+        layer = model.layers[model.layer_at(_position(model, s))]
+        total = total + layer.storage(
+            s.channels, bits=cluster.precision, acc_bits=cluster.accumulator_bits,
+            pipelining=cluster.pipelining,
+        )
+    return total
+
+
+def _position(model: ChainModel, s: Slice) -> int:
+    for layer in model.layers:
+        if layer.name == s.layer:
+            return layer.offset + s.lo
+    raise KeyError(s.layer)
+
+
+def _memories(
+    model: ChainModel, cluster: Cluster, board_slices: list[tuple[Slice, ...]]
+) -> tuple[list[MemoryPlan], list[str], list[int]]:
+    """Memory plan of every board and where its spill goes; raises DoesNotFit."""
+    memories: list[MemoryPlan] = []
+    for b in range(cluster.size):
+        lim = board_limits(cluster, b)
+        storage = _storage_of(model, cluster, board_slices[b])
+        mem = plan_memory(storage, bram_bits=lim.bram_bits, uram_bits=lim.uram_bits)
+        if not mem.buffers_fit:
+            raise DoesNotFit(
+                f"board {b} ({cluster.boards[b].name}) needs {storage.buffers / 8e6:.1f} MB of "
+                f"stream buffers on chip but has {(lim.bram_bits + lim.uram_bits) / 8e6:.1f} MB "
+                f"within the {cluster.util_cap:.0%} utilisation cap"
+            )
+        memories.append(mem)
+    spill_to, extra_link = _place_spill(cluster, memories)
+    return memories, spill_to, extra_link
+
+
+def evaluate(
+    model: ChainModel, cluster: Cluster, cuts: tuple[int, ...], *, strategy: str, batch: int
+) -> Plan:
+    """Allocate, place memory and model the performance of the partition given by ``cuts``."""
+    n = cluster.size
+    by_name = {layer.name: layer for layer in model.layers}
+    clock = cluster.clock_mhz
+    board_slices = [model.slices(cuts[b], cuts[b + 1]) for b in range(n)]
+    memories, spill_to, extra_link = _memories(model, cluster, board_slices)
+
+    boards: list[BoardPlan] = []
+    for b in range(n):
+        dpm = cluster.dsp_per_mac(b)
+        shapes, owners = [], []
+        for s in board_slices[b]:
+            layer = by_name[s.layer]
+            for p, shape in zip(("fp", "bp", "wg") if layer.has_bp else ("fp", "wg"),
+                                layer.shapes(s.channels), strict=True):
+                shapes.append(shape)
+                owners.append((s, p))
+        allocs = allocate_board(shapes, dsp_budget=cluster.dsp_budget(b), dsp_per_mac=dpm,
+                                max_tp=cluster.pixel_lanes)
+        if allocs is None:
+            raise DoesNotFit(
+                f"board {b} ({cluster.boards[b].name}) has {len(shapes)} engines but only "
+                f"{cluster.dsp_budget(b)} DSPs within the {cluster.util_cap:.0%} cap"
+            )
+        slices = []
+        busy = dict.fromkeys(PASSES, 0.0)
+        update = 0
+        for s in board_slices[b]:
+            engines: dict[str, EngineAlloc | None] = dict.fromkeys(PASSES)
+            for (owner, p), alloc in zip(owners, allocs, strict=True):
+                if owner is s:
+                    engines[p] = alloc
+                    busy[p] += alloc.cycles * alloc.dsp
+            slices.append(SlicePlan(s, engines))
+            wg = engines["wg"]
+            assert wg is not None
+            weights = s.channels * by_name[s.layer].weights_per_channel
+            update = max(update, -(-weights // (wg.tm * wg.tn)))
+        board = cluster.boards[b]
+        mem = memories[b]
+        mem_cycles = 0
+        if spill_to[b] == "dram":
+            mem_cycles = perf.memory_cycles(
+                bytes_per_image=mem.traffic_bytes_per_image,
+                gbytes_per_s=board.memory_gbytes_per_s, clock_mhz=clock,
+            )
+        dsp_used = sum(a.dsp for a in allocs)
+        boards.append(
+            BoardPlan(
+                index=b,
+                slices=tuple(slices),
+                dsp_used=dsp_used,
+                dsp_available=board.dsp,
+                memory=mem,
+                bram_bits_available=board.bram_bits,
+                uram_bits_available=board.uram_bits,
+                compute_cycles=max((a.cycles for a in allocs), default=0),
+                memory_cycles=mem_cycles,
+                spill_to=spill_to[b],
+                update_cycles=update,
+                busy={p: round(v / board.dsp) for p, v in busy.items()},
+            )
+        )
+
+    links = []
+    for b in range(n - 1):
+        fwd = int(model.forward_bytes[cuts[b + 1]]) + extra_link[b]
+        bwd = int(model.backward_bytes[cuts[b + 1]]) + extra_link[b]
+        gbps = cluster.link_gbps[b]
+        cycles = perf.link_cycles(bytes_per_image=max(fwd, bwd), gbps=gbps, clock_mhz=clock)
+        links.append(LinkPlan(b, b + 1, fwd, bwd, gbps, cycles))
+    totals = _totals(model, cluster, boards, links, batch)
+    return Plan(model.network, cluster, strategy, tuple(boards), tuple(links), totals, cuts)
+
+
+def _place_spill(cluster: Cluster, memories: list[MemoryPlan]) -> tuple[list[str], list[int]]:
+    """Send each board's spilled data to its DRAM, else to a neighbour's spare on-chip memory.
+
+    Data kept by a neighbour crosses the link twice per image each way (read and write back).
+    """
+    n = cluster.size
+    spare = []
+    for b, mem in enumerate(memories):
+        lim = board_limits(cluster, b)
+        spare.append(lim.bram_bits + lim.uram_bits - mem.bram_bits - mem.uram_bits)
+    spill_to = [""] * n
+    extra = [0] * max(n - 1, 0)
+    for b, mem in enumerate(memories):
+        if mem.spilled_bits == 0:
+            continue
+        board = cluster.boards[b]
+        if mem.spilled_bits <= board.memory_gbytes * 8e9:
+            spill_to[b] = "dram"
+            continue
+        for nb in (b - 1, b + 1):
+            if 0 <= nb < n and spare[nb] >= mem.spilled_bits:
+                spare[nb] -= mem.spilled_bits
+                spill_to[b] = f"board {nb}"
+                extra[min(b, nb)] += math.ceil(mem.traffic_bytes_per_image)
+                break
+        else:
+            where = f"its {board.memory_gbytes:g} GB of off-chip memory" if board.memory_gbytes \
+                else "no off-chip memory"
+            raise DoesNotFit(
+                f"board {b} ({board.name}) must keep {mem.spilled_bits / 8e6:.1f} MB off chip "
+                f"(weights, gradient accumulators and activation stash beyond its on-chip RAM), "
+                f"more than {where} or a neighbour's spare on-chip memory holds"
+            )
+    return spill_to, extra
+
+
+def _totals(model: ChainModel, cluster: Cluster, boards: list[BoardPlan],
+            links: list[LinkPlan], batch: int) -> Totals:
+    clock = cluster.clock_mhz
+    candidates = [(bp.compute_cycles, f"compute on board {bp.index}") for bp in boards]
+    candidates += [(lp.cycles, f"link {lp.src}->{lp.dst}") for lp in links]
+    candidates += [(bp.memory_cycles, f"off-chip memory of board {bp.index}") for bp in boards]
+    ii = perf.initiation_interval(engine_cycles=[c for c, _ in candidates])
+    bottleneck = next(what for c, what in candidates if c == ii)
+    hops = 2 * (len(boards) - 1) * perf.LINK_HOP_LATENCY
+    if cluster.pipelining == "image":
+        # Each compute layer is one FP stage and one BP/WG stage; an image visits them in turn.
+        fp_stage: dict[str, int] = {}
+        bp_stage: dict[str, int] = {}
+        for bp in boards:
+            for sp in bp.slices:
+                name = sp.slice.layer
+                fp = sp.engines["fp"]
+                back = max(e.cycles for e in (sp.engines["bp"], sp.engines["wg"]) if e)
+                fp_stage[name] = max(fp_stage.get(name, 0), fp.cycles if fp else 0)
+                bp_stage[name] = max(bp_stage.get(name, 0), back)
+        latency = sum(fp_stage.values()) + sum(bp_stage.values()) + hops
+    else:  # row pipelining: all layers work on the same image, offset by a few rows
+        latency = 2 * ii + hops
+    update = max(bp.update_cycles for bp in boards)
+    t_batch = perf.batch_cycles(batch=batch, ii_cycles=ii, latency_cycles=latency,
+                                update_cycles=update)
+    ips = perf.images_per_second(ii_cycles=ii, clock_mhz=clock)
+    macs = sum(layer.macs_per_channel * layer.co for layer in model.layers)
+    lanes = sum(b.dsp / b.dsp_per_mac[cluster.precision] for b in cluster.boards)
+    compute = [bp.compute_cycles for bp in boards]
+    watts = sum(b.watts for b in cluster.boards)
+    return Totals(
+        ii_cycles=ii,
+        clock_mhz=clock,
+        images_per_s=ips,
+        images_per_s_batch=perf.images_per_second_batch(
+            batch=batch, batch_cycles=t_batch, clock_mhz=clock
+        ),
+        batch=batch,
+        batch_cycles=t_batch,
+        latency_cycles=latency,
+        update_cycles=update,
+        macs_per_image=macs,
+        gops=perf.gops(macs_per_image=macs, images_per_s=ips),
+        dsp_efficiency=perf.dsp_efficiency(macs_per_image=macs, mac_lanes=lanes, ii_cycles=ii),
+        load_imbalance=max(compute) / (sum(compute) / len(compute)),
+        bottleneck=bottleneck,
+        watts=watts,
+        images_per_joule=perf.images_per_joule(images_per_s=ips, watts=watts),
+    )
+
+
+def _check_batch(batch: object) -> int:
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise FpdeepError(
+            f"batch must be a positive integer (images per mini-batch), got {batch!r}"
+        )
+    return batch
+
+
+def plan(
+    network: Network,
+    cluster: Cluster,
+    *,
+    strategy: str = "fpdeep",
+    batch: int = DEFAULT_BATCH,
+    model: ChainModel | None = None,
+) -> Plan:
+    """Partition ``network`` over ``cluster`` with ``strategy``, allocate and model performance.
+
+    ``optimal`` searches for the cuts of least II and keeps the ``fpdeep`` split when the search
+    finds nothing better, so it is never worse. ``model`` reuses a chain model (sweeps).
+    """
+    if strategy not in STRATEGIES:
+        raise FpdeepError(
+            f"unknown partition strategy {strategy!r}; known: {', '.join(STRATEGIES)}"
+        )
+    _check_batch(batch)
+    if model is None:
+        model = chain_model(network, precision=cluster.precision, pipelining=cluster.pipelining)
+    check_board_count(model, cluster.size)
+    base: Plan | None = None
+    failure: DoesNotFit | None = None
+    try:
+        base = evaluate(model, cluster, partition_fpdeep(model, cluster), strategy="fpdeep",
+                        batch=batch)
+    except DoesNotFit as exc:
+        failure = exc
+    best = base
+    if strategy == "optimal":
+        upper = base.totals.ii_cycles if base is not None else 2**60
+        cuts = partition_optimal(model, cluster, upper_ii=upper)
+        if cuts is not None:
+            found = evaluate(model, cluster, cuts, strategy="optimal", batch=batch)
+            if best is None or found.totals.ii_cycles < best.totals.ii_cycles:
+                best = found
+    if best is None:
+        assert failure is not None
+        raise _no_fit(model, cluster, failure)
+    return replace(best, strategy=strategy)
+
+
+def _fits(model: ChainModel, cluster: Cluster) -> DoesNotFit | None:
+    cuts = partition_fpdeep(model, cluster)
+    try:
+        _memories(model, cluster, [model.slices(cuts[b], cuts[b + 1]) for b in range(cluster.size)])
+    except DoesNotFit as exc:
+        return exc
+    return None
+
+
+def _no_fit(model: ChainModel, cluster: Cluster, failure: DoesNotFit) -> FpdeepError:
+    """The error for a network too big for the cluster, with the smallest board count that fits."""
+    n = cluster.size
+    head = f"network {model.network!r} does not fit on {n} x {cluster.boards[0].name}: {failure}"
+    if len({b.name for b in cluster.boards}) > 1:
+        return FpdeepError(f"{head}. Add boards or use larger ones.")
+    limit = min(model.total, 4096)
+
+    def sized(count: int) -> Cluster:
+        return replace(cluster, boards=cluster.boards[:1] * count,
+                       link_gbps=(cluster.link_gbps[:1] or (1.0,)) * (count - 1))
+
+    hi = n
+    while hi < limit:
+        hi = min(2 * hi, limit)
+        if _fits(model, sized(hi)) is None:
+            break
+    else:
+        why = _fits(model, sized(limit))
+        return FpdeepError(
+            f"{head}. No number of boards fits (tried up to {limit}): {why or failure}"
+        )
+    lo = n + 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _fits(model, sized(mid)) is None:
+            hi = mid
+        else:
+            lo = mid + 1
+    return FpdeepError(f"{head}. The smallest chain that fits has {hi} boards.")
+
+
+def sweep(
+    network: Network,
+    clusters: Iterable[Cluster],
+    *,
+    strategy: str = "fpdeep",
+    batch: int = DEFAULT_BATCH,
+) -> list[Plan | FpdeepError]:
+    """One plan per cluster (typically 1..N boards); a cluster that cannot work gives its error."""
+    models: dict[tuple[int, str], ChainModel] = {}
+    out: list[Plan | FpdeepError] = []
+    for cluster in clusters:
+        key = (cluster.precision, cluster.pipelining)
+        if key not in models:
+            models[key] = chain_model(network, precision=key[0], pipelining=key[1])
+        try:
+            out.append(plan(network, cluster, strategy=strategy, batch=batch, model=models[key]))
+        except FpdeepError as exc:
+            out.append(exc)
+    return out

@@ -1,0 +1,155 @@
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from plan_nets import chain
+
+from fpdeep.boards import parse_board
+from fpdeep.cluster import make_cluster
+from fpdeep.errors import FpdeepError
+from fpdeep.partition import chain_model, partition_fpdeep
+from fpdeep.planner import DoesNotFit, evaluate, plan
+
+
+def small_board(*, dsp: int = 64, bram: int = 8, gbytes: float = 1.0, gbps: float = 4.0) -> str:
+    return f"""
+name = "tiny"
+title = "test board"
+vendor = "test"
+part = "none"
+[device]
+dsp = {dsp}
+bram_blocks = {bram}
+bram_block_bits = 36864
+uram_blocks = 0
+uram_block_bits = 0
+lut = 1000
+ff = 2000
+source = "test"
+[dsp_per_mac]
+8 = 0.5
+16 = 1
+32 = 4
+source = "test"
+[links]
+cages = "none"
+lanes = 2
+lanes_per_neighbour = 1
+lane_gbps = {gbps}
+source = "test"
+[memory]
+kind = "DDR4"
+gbytes = {gbytes}
+gbytes_per_s = {0 if gbytes == 0 else 1.0}
+source = "test"
+[clock]
+default_mhz = 100
+source = "test"
+[power]
+watts = 10
+estimate = true
+source = "test"
+"""
+
+
+def test_cut_traffic_counts_skip_connections_and_split_layers():
+    # conv0 -> conv2 -> conv4 -> Add(conv4, conv0) -> conv7 -> flatten -> fc10; 4 channels of
+    # 8x8 each (256 elements per tensor), input 3x8x8 = 192 elements. Worked out by hand:
+    net = chain([4, 4, 4, 4], residual=True, fc=[10])
+    model = chain_model(net, precision=16, pipelining="image")
+    fwd = [int(v) // 2 for v in model.forward_bytes]
+    bwd = [int(v) // 2 for v in model.backward_bytes]
+    assert fwd[1] == 192 + 64  # conv0 split after 1 channel: its input, 1/4 of its output
+    assert bwd[1] == 64  # no error flows back into the image
+    assert fwd[4] == 256  # after conv0: its output (also the skip)
+    assert fwd[8] == 256 + 256  # after conv2: the skip still travels to the Add, and conv2's out
+    assert fwd[9] == 256 + 256 + 64  # inside conv4: + a quarter of the Add's output
+    assert fwd[12] == 256  # after the Add's layer: only its output
+    assert fwd[17] == 256  # inside fc10: the flattened input goes to both halves
+    assert fwd[-1] == 0 and bwd[4] == 256
+
+
+def covered(plan_or_cuts, model):
+    """(layer, channel) pairs each board holds, as a flat list."""
+    cells = []
+    for b in range(len(plan_or_cuts) - 1):
+        for s in model.slices(plan_or_cuts[b], plan_or_cuts[b + 1]):
+            cells += [(s.layer, c) for c in range(s.lo, s.hi)]
+    return cells
+
+
+networks = st.builds(
+    chain,
+    st.lists(st.integers(1, 12), min_size=1, max_size=5),
+    size=st.sampled_from([4, 6, 8]),
+    fc=st.lists(st.integers(1, 16), max_size=2),
+    residual=st.booleans(),
+    k=st.sampled_from([1, 3]),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(net=networks, boards=st.integers(1, 9), strategy=st.sampled_from(["fpdeep", "optimal"]),
+       gbps=st.sampled_from([None, 0.05, 1.0]))
+def test_every_channel_is_assigned_exactly_once(net, boards, strategy, gbps):
+    model = chain_model(net, precision=16, pipelining="image")
+    board = parse_board(small_board(dsp=96, bram=64), "tiny.toml")
+    cluster = make_cluster(board=board, boards=min(boards, model.total), link_gbps=gbps)
+    result = plan(net, cluster, strategy=strategy)
+    cells = [(sp.slice.layer, c) for bp in result.boards for sp in bp.slices
+             for c in range(sp.slice.lo, sp.slice.hi)]
+    expected = [(layer.name, c) for layer in net.compute_layers
+                for c in range(layer.out_shape[0])]
+    assert sorted(cells) == sorted(expected)
+    assert len(cells) == len(set(cells))
+    assert all(bp.slices for bp in result.boards)  # every board has work
+    for bp in result.boards:  # slices are consecutive along the chain
+        assert bp.dsp_used <= cluster.dsp_budget(bp.index)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(net=st.builds(chain, st.lists(st.integers(1, 5), min_size=2, max_size=3),
+                     size=st.sampled_from([4, 6]), fc=st.lists(st.integers(1, 4), max_size=1),
+                     residual=st.booleans()),
+       boards=st.integers(2, 3), gbps=st.sampled_from([0.02, 0.2, 5.0]),
+       bram=st.sampled_from([1, 4, 64]))
+def test_brute_force_never_beats_optimal(net, boards, gbps, bram):
+    board = parse_board(small_board(dsp=24, bram=bram, gbps=gbps), "tiny.toml")
+    cluster = make_cluster(board=board, boards=boards)
+    model = chain_model(net, precision=16, pipelining="image")
+    best = None
+    for inner in itertools.combinations(range(1, model.total), boards - 1):
+        try:
+            ii = evaluate(model, cluster, (0, *inner, model.total), strategy="x",
+                          batch=4).totals.ii_cycles
+        except DoesNotFit:
+            continue
+        best = ii if best is None else min(best, ii)
+    if best is None:
+        with pytest.raises(FpdeepError):
+            plan(net, cluster, strategy="optimal")
+        return
+    optimal = plan(net, cluster, strategy="optimal", model=model).totals.ii_cycles
+    fpdeep = plan(net, cluster, strategy="fpdeep", model=model).totals.ii_cycles
+    assert optimal == best  # brute force never beats it, and it is a real partition
+    assert optimal <= fpdeep
+
+
+def test_fpdeep_split_is_proportional_to_lanes():
+    # Four equal 3x3 conv layers of 8 channels: the work per channel is the same everywhere
+    # except the first layer (no BP), so 2 boards split at the work midpoint.
+    net = chain([8, 8, 8, 8], size=4, in_channels=8)
+    model = chain_model(net, precision=16, pipelining="image")
+    cluster = make_cluster(board="vcu118", boards=2)
+    # work per channel: first layer 2 units (FP+WG), others 3 (FP+BP+WG): total 8*2 + 24*3 = 88;
+    # half is 44 = 16 (layer 0) + 28 -> 9.33 channels of layer 1 -> cut at 8 + 9 = 17.
+    assert partition_fpdeep(model, cluster) == (0, 17, 32)
+
+
+def test_too_many_boards_is_an_error():
+    net = chain([2, 3])
+    with pytest.raises(FpdeepError, match="only 5 output channels/neurons in all.*at most 5"):
+        plan(net, make_cluster(board="vcu118", boards=6))

@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import re
+
+import pytest
+from plan_nets import NetBuilder, chain
+from test_partition import small_board
+
+from fpdeep import perf
+from fpdeep.boards import parse_board
+from fpdeep.cluster import make_cluster
+from fpdeep.errors import FpdeepError
+from fpdeep.planner import plan
+
+
+def test_single_layer_on_one_board_by_hand():
+    # One 3x3 conv, 3 -> 8 channels on 6x6: no BP, so FP and WG engines share 24 DSPs.
+    b = NetBuilder((3, 6, 6))
+    net = b.build(b.conv("input", 8))
+    board = parse_board(small_board(dsp=24, bram=64), "tiny.toml")
+    cluster = make_cluster(board=board, boards=1, util_cap=1.0)
+    result = plan(net, cluster)
+    (bp,) = result.boards
+    (sp,) = bp.slices
+    assert sp.engines["bp"] is None
+    fp, wg = sp.engines["fp"], sp.engines["wg"]
+    # 12 lanes each is the best split: tm=4, tn=3 gives ceil(8/4) * ceil(3/3) = 2 tiles of
+    # 9 * 36 = 324 cycles (8 x 1 lanes would take 3 tiles; one tile needs 24 lanes per engine).
+    assert (fp.tm, fp.tn) == (4, 3) and fp.dsp == 12
+    assert fp.cycles == 2 * 9 * 36 + perf.ENGINE_LATENCY
+    assert wg.cycles == fp.cycles
+    t = result.totals
+    assert t.ii_cycles == fp.cycles
+    assert t.images_per_s == pytest.approx(100e6 / fp.cycles)  # the board file's 100 MHz
+    macs = 8 * 3 * 9 * 36 * 2  # FP + WG
+    assert t.macs_per_image == macs
+    assert t.dsp_efficiency == pytest.approx(macs / (24 * fp.cycles))
+    assert t.gops == pytest.approx(2 * macs * t.images_per_s / 1e9)
+    assert t.load_imbalance == 1.0
+    assert t.bottleneck == "compute on board 0"
+    # image pipelining: one FP stage, one WG stage; batch = (B-1) II + latency + update.
+    assert t.latency_cycles == 2 * fp.cycles
+    weights = 8 * 3 * 9
+    assert t.update_cycles == -(-weights // 12)
+    assert t.batch_cycles == 31 * t.ii_cycles + t.latency_cycles + t.update_cycles
+
+
+def test_optimal_never_worse_than_fpdeep_on_a_vgg_like_net():
+    net = chain([16, 16, 32, 32, 64, 64], size=16, fc=[256, 10])
+    for n in (1, 2, 3, 5, 8):
+        cluster = make_cluster(board="zcu102", boards=n)
+        a = plan(net, cluster, strategy="fpdeep").totals.ii_cycles
+        b = plan(net, cluster, strategy="optimal").totals.ii_cycles
+        assert b <= a
+
+
+def test_model_that_does_not_fit_says_the_smallest_chain():
+    net = chain([4], size=4, fc=[256, 512])  # ~133k FC weights: 8.5 Mbit with accumulators
+    board = parse_board(small_board(dsp=64, bram=1, gbytes=0.0001), "tiny.toml")
+    with pytest.raises(FpdeepError) as info:
+        plan(net, make_cluster(board=board, boards=2))
+    match = re.search(r"smallest chain that fits has (\d+) boards", str(info.value))
+    assert match, str(info.value)
+    assert "does not fit on 2 x tiny" in str(info.value)
+    k = int(match.group(1))
+    plan(net, make_cluster(board=board, boards=k))  # fits
+    with pytest.raises(FpdeepError):
+        plan(net, make_cluster(board=board, boards=k - 1))
+
+
+def test_model_that_fits_on_no_chain_says_why():
+    b = NetBuilder((3, 64, 64))
+    net = b.build(b.conv("input", 4))  # line buffers of a 64-wide 3x3 window exceed 31 kbit
+    board = parse_board(small_board(dsp=64, bram=1), "tiny.toml")
+    with pytest.raises(FpdeepError, match=r"No number of boards fits .*stream buffers on chip"):
+        plan(net, make_cluster(board=board, boards=1))
+
+
+def test_bad_strategy_and_batch():
+    net = chain([2])
+    cluster = make_cluster(board="vcu118", boards=1)
+    with pytest.raises(FpdeepError, match="unknown partition strategy 'best'; known: fpdeep, "
+                                          "optimal"):
+        plan(net, cluster, strategy="best")
+    with pytest.raises(FpdeepError, match="batch must be a positive integer"):
+        plan(net, cluster, batch=0)
+
+
+def test_split_layer_traffic_reaches_the_links():
+    net = chain([8, 8], size=4)
+    result = plan(net, make_cluster(board="vcu118", boards=4, link_gbps=10))
+    for link in result.links:
+        assert link.bytes_forward > 0
+        assert link.cycles == perf.link_cycles(
+            bytes_per_image=max(link.bytes_forward, link.bytes_backward), gbps=10,
+            clock_mhz=250,
+        )
