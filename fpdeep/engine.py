@@ -1,0 +1,302 @@
+"""Programming the hand-written loop-nest engine (`hw/fpdeep_engine.sv`) for one Conv/FC slice.
+
+The engine is generic: it runs six nested counters (cob, cib, kh, kw, ho, wo) and keeps seven
+affine quantities (first output channel, first input channel, input row, input column and the
+three operand addresses) up to date with adders. Everything that depends on the layer is a
+constant computed here once: loop bounds, per-level address jumps, and the walkers that fill
+the operand banks and drain the result banks. One engine build therefore serves every shape
+that fits its bank depths, which is what lets the simulation suite reuse a single build.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from fpdeep.errors import FpdeepError
+from fpdeep.ir import ConvAttrs, FCAttrs, Layer, Op
+
+#: Mode names and their `cfg_mode` encodings.
+MODES: Mapping[str, int] = MappingProxyType({"fp": 0, "bp": 1, "wg": 2})
+#: Widths of the engine's counter and affine-quantity registers (RTL parameters CW and AW).
+COUNT_BITS = 16
+AFFINE_BITS = 32
+#: Accumulator width (the DSP48 P register) and the widest requantisation shift the RTL takes.
+ACC_BITS = 48
+MAX_SHIFT = 47
+#: Loop levels, outermost first, and the affine quantities in `cfg_init`/`cfg_jump` order.
+LEVELS = ("cob", "cib", "kh", "kw", "ho", "wo")
+QUANTITIES = ("co0", "ci0", "hi", "wi", "x_addr", "w_addr", "dy_addr")
+
+
+@dataclass(frozen=True)
+class LoopShape:
+    """The loop nest of one Conv/FC slice as the engine sees it (FC: all spatial sizes 1)."""
+
+    co: int
+    ci: int
+    h: int
+    w: int
+    kh: int = 1
+    kw: int = 1
+    sh: int = 1
+    sw: int = 1
+    pt: int = 0
+    pl: int = 0
+    ho: int = 1
+    wo: int = 1
+
+    def __post_init__(self) -> None:
+        for name in ("co", "ci", "h", "w", "kh", "kw", "sh", "sw", "ho", "wo"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise FpdeepError(f"LoopShape.{name} must be a positive integer, got {value!r}")
+        for name in ("pt", "pl"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise FpdeepError(f"LoopShape.{name} must be a non-negative integer, got {value!r}")
+        # The last window must start inside the padded input, else the shape is inconsistent.
+        last_row = (self.ho - 1) * self.sh - self.pt
+        last_col = (self.wo - 1) * self.sw - self.pl
+        if last_row >= self.h or last_col >= self.w:
+            raise FpdeepError(
+                f"LoopShape output {self.ho}x{self.wo} does not fit input {self.h}x{self.w} with "
+                f"stride ({self.sh}, {self.sw}) and pads ({self.pt}, {self.pl})"
+            )
+
+    @classmethod
+    def conv(cls, attrs: ConvAttrs, *, ci: int, co: int, in_hw: tuple[int, int],
+             out_hw: tuple[int, int]) -> LoopShape:
+        """Shape of a Conv with groups = 1 (the engine has no grouped mode yet)."""
+        if attrs.groups != 1:
+            raise FpdeepError(
+                f"the engine supports Conv with groups=1 only, got groups={attrs.groups}"
+            )
+        (kh, kw), (sh, sw), (pt, pl, _, _) = attrs.kernel, attrs.stride, attrs.pads
+        return cls(co=co, ci=ci, h=in_hw[0], w=in_hw[1], kh=kh, kw=kw, sh=sh, sw=sw,
+                   pt=pt, pl=pl, ho=out_hw[0], wo=out_hw[1])
+
+    @classmethod
+    def fc(cls, *, in_features: int, out_features: int) -> LoopShape:
+        return cls(co=out_features, ci=in_features, h=1, w=1)
+
+    @classmethod
+    def of_layer(cls, layer: Layer, *, co: int | None = None) -> LoopShape:
+        """Shape of a Conv/FC IR layer; `co` narrows it to a slice of output channels."""
+        if layer.op is Op.CONV and isinstance(layer.attrs, ConvAttrs):
+            ci, h, w = layer.in_shape
+            c_out, ho, wo = layer.out_shape
+            return cls.conv(layer.attrs, ci=ci, co=co or c_out, in_hw=(h, w), out_hw=(ho, wo))
+        if layer.op is Op.FC and isinstance(layer.attrs, FCAttrs):
+            return cls.fc(in_features=layer.attrs.in_features,
+                          out_features=co or layer.attrs.out_features)
+        raise FpdeepError(f"layer {layer.name!r} ({layer.op}) is not a Conv or FC layer")
+
+    def blocks(self, tm: int, tn: int) -> tuple[int, int]:
+        """(ceil(co/tm), ceil(ci/tn)): channel blocks of the lane split."""
+        return -(-self.co // tm), -(-self.ci // tn)
+
+    def iterations(self, tm: int, tn: int) -> int:
+        """Loop-nest iterations, one per cycle: the engine's cycles less its pipeline latency."""
+        cob, cib = self.blocks(tm, tn)
+        return cob * cib * self.kh * self.kw * self.ho * self.wo
+
+
+def _check_lanes(tm: object, tn: object) -> None:
+    for name, value in (("tm", tm), ("tn", tn)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise FpdeepError(
+                f"engine {name} (MAC lanes) must be a positive integer, got {value!r}"
+            )
+
+
+@dataclass(frozen=True)
+class EngineParams:
+    """Build-time parameters of `fpdeep_engine`: lanes and per-bank depths (in words)."""
+
+    tm: int
+    tn: int
+    x_depth: int
+    w_depth: int
+    dy_depth: int
+    res_depth: int
+    bias_depth: int
+
+    def as_parameters(self) -> dict[str, int]:
+        return {"TM": self.tm, "TN": self.tn, "XD": self.x_depth, "WD": self.w_depth,
+                "YD": self.dy_depth, "RD": self.res_depth, "BD": self.bias_depth}
+
+
+def _depths(shape: LoopShape, tm: int, tn: int) -> tuple[int, int, int, int, int]:
+    cob, cib = shape.blocks(tm, tn)
+    x = cib * shape.h * shape.w
+    w = cob * cib * shape.kh * shape.kw
+    dy = cob * shape.ho * shape.wo
+    return x, w, dy, max(x, w, dy), cob
+
+
+def engine_params(shapes: Iterable[LoopShape], *, tm: int, tn: int) -> EngineParams:
+    """Smallest power-of-two bank depths that hold every shape in `shapes` in every mode."""
+    _check_lanes(tm, tn)
+    need = [0] * 5
+    for shape in shapes:
+        need = [max(a, b) for a, b in zip(need, _depths(shape, tm, tn), strict=True)]
+    if need == [0] * 5:
+        raise FpdeepError("engine_params needs at least one LoopShape")
+    # Power-of-two depths keep the RTL's address widths exact ($clog2) and map onto whole RAMs.
+    pow2 = [max(2, 1 << (n - 1).bit_length()) for n in need]
+    return EngineParams(tm, tn, *pow2)
+
+
+def _coefficients(shape: LoopShape, tm: int, tn: int) -> dict[str, tuple[tuple[int, ...], int]]:
+    """Each quantity as (coefficient per level, constant), levels in LEVELS order."""
+    s = shape
+    _, cib = s.blocks(tm, tn)
+    hw = s.h * s.w
+    return {
+        "co0": ((tm, 0, 0, 0, 0, 0), 0),
+        "ci0": ((0, tn, 0, 0, 0, 0), 0),
+        "hi": ((0, 0, 1, 0, s.sh, 0), -s.pt),
+        "wi": ((0, 0, 0, 1, 0, s.sw), -s.pl),
+        "x_addr": ((0, hw, s.w, 1, s.sh * s.w, s.sw), -s.pt * s.w - s.pl),
+        "w_addr": ((cib * s.kh * s.kw, s.kh * s.kw, s.kw, 1, 0, 0), 0),
+        "dy_addr": ((s.ho * s.wo, 0, 0, 0, s.wo, 1), 0),
+    }
+
+
+def bounds(shape: LoopShape, tm: int, tn: int) -> tuple[int, ...]:
+    cob, cib = shape.blocks(tm, tn)
+    return (cob, cib, shape.kh, shape.kw, shape.ho, shape.wo)
+
+
+def jumps(coef: tuple[int, ...], bound: tuple[int, ...]) -> tuple[int, ...]:
+    """Change of an affine quantity when level L increments and all inner levels wrap to 0."""
+    return tuple(
+        coef[lvl] - sum(coef[j] * (bound[j] - 1) for j in range(lvl + 1, len(bound)))
+        for lvl in range(len(bound))
+    )
+
+
+@dataclass(frozen=True)
+class Walker:
+    """A `fpdeep_tensor_walker` setting: n1 channels on t1 lanes, n2 on t2 lanes, p positions."""
+
+    n1: int
+    t1: int
+    n2: int
+    t2: int
+    p: int
+
+    def packed(self) -> int:
+        return _pack((self.n1, self.t1, self.n2, self.t2, self.p), COUNT_BITS)
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Values of every `cfg_*` input of `fpdeep_engine` for one slice and mode."""
+
+    mode: str
+    shape: LoopShape
+    tm: int
+    tn: int
+    shift: int
+    raw: bool
+    bias: bool
+    hold: bool
+    ports: Mapping[str, int] = field(repr=False)
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        """Shape of the result stream, C order: Y (co,ho,wo), dX (ci,h,w) or dW (co,ci,kh,kw)."""
+        s = self.shape
+        return {"fp": (s.co, s.ho, s.wo), "bp": (s.ci, s.h, s.w),
+                "wg": (s.co, s.ci, s.kh, s.kw)}[self.mode]
+
+    @property
+    def out_count(self) -> int:
+        """Beats in the result stream: the result, then (WG with bias) the Co bias gradients."""
+        n = 1
+        for d in self.out_shape:
+            n *= d
+        return n + (self.shape.co if self.mode == "wg" and self.bias else 0)
+
+
+def _pack(values: Iterable[int], bits: int) -> int:
+    word = 0
+    for i, value in enumerate(values):
+        if not -(1 << (bits - 1)) <= value < (1 << bits):
+            raise FpdeepError(f"engine configuration value {value} does not fit in {bits} bits")
+        word |= (value & ((1 << bits) - 1)) << (i * bits)
+    return word
+
+
+def engine_config(shape: LoopShape, *, mode: str, tm: int, tn: int, shift: int = 0,
+                  raw: bool = False, bias: bool = False, bias_shift: int = 0,
+                  hold: bool = False, params: EngineParams | None = None) -> EngineConfig:
+    """The `cfg_*` port values that make `fpdeep_engine` run `shape` in `mode`.
+
+    `shift` is the requantisation shift of the result (docs/numerics.md §4); `raw` streams the
+    48-bit accumulators instead (WG). `bias`: FP adds bias << `bias_shift` (the input's
+    fractional bits, §4), WG also accumulates the bias gradient. `hold` keeps the results
+    after an image (WG over a mini-batch) until a flush. With `params`, depths are checked.
+    """
+    if mode not in MODES:
+        raise FpdeepError(f"engine mode {mode!r} is not valid; valid modes are {', '.join(MODES)}")
+    _check_lanes(tm, tn)
+    if isinstance(shift, bool) or not isinstance(shift, int) or not 0 <= shift <= MAX_SHIFT:
+        raise FpdeepError(
+            f"engine requantisation shift must be an integer from 0 to {MAX_SHIFT}, got {shift!r}"
+            " (a negative shift, an output format with more fractional bits than the"
+            " accumulator, is not supported by the RTL yet)"
+        )
+    if isinstance(bias_shift, bool) or not isinstance(bias_shift, int) or not (
+            0 <= bias_shift <= MAX_SHIFT):
+        raise FpdeepError(
+            f"engine bias_shift must be an integer from 0 to {MAX_SHIFT}, got {bias_shift!r}"
+        )
+    if params is not None:
+        if (params.tm, params.tn) != (tm, tn):
+            raise FpdeepError(
+                f"engine built with tm={params.tm}, tn={params.tn} cannot run tm={tm}, tn={tn}"
+            )
+        have = (params.x_depth, params.w_depth, params.dy_depth, params.res_depth,
+                params.bias_depth)
+        need = _depths(shape, tm, tn)
+        if any(n > h for n, h in zip(need, have, strict=True)):
+            raise FpdeepError(
+                f"shape {shape} needs bank depths (x, w, dy, result, bias) {need} but the "
+                f"engine was built with {have}; rebuild it with engine_params over this shape"
+            )
+    s = shape
+    bound = bounds(s, tm, tn)
+    coefs = _coefficients(s, tm, tn)
+    init = [coefs[q][1] for q in QUANTITIES]
+    jump = [j for q in QUANTITIES for j in jumps(coefs[q][0], bound)]
+    drain = {
+        "fp": Walker(s.co, tm, 1, 1, s.ho * s.wo),
+        "bp": Walker(s.ci, tn, 1, 1, s.h * s.w),
+        "wg": Walker(s.co, tm, s.ci, tn, s.kh * s.kw),
+    }[mode]
+    ports = {
+        "cfg_mode": MODES[mode],
+        "cfg_co": s.co,
+        "cfg_ci": s.ci,
+        "cfg_h": s.h,
+        "cfg_w": s.w,
+        "cfg_bound": _pack(bound, COUNT_BITS),
+        "cfg_init": _pack(init, AFFINE_BITS),
+        "cfg_jump": _pack(jump, AFFINE_BITS),
+        "cfg_shift": shift,
+        "cfg_raw": int(raw),
+        "cfg_hold": int(hold),
+        "cfg_bias": int(bias),
+        "cfg_bias_shift": bias_shift,
+        "cfg_ld_x": Walker(s.ci, tn, 1, 1, s.h * s.w).packed(),
+        "cfg_ld_w": Walker(s.co, tm, s.ci, tn, s.kh * s.kw).packed(),
+        "cfg_ld_dy": Walker(s.co, tm, 1, 1, s.ho * s.wo).packed(),
+        "cfg_ld_b": Walker(s.co, tm, 1, 1, 1).packed(),
+        "cfg_drain": drain.packed(),
+        "cfg_drain_b": Walker(s.co, tm, 1, 1, 1).packed(),
+    }
+    return EngineConfig(mode, s, tm, tn, shift, raw, bias, hold, MappingProxyType(ports))

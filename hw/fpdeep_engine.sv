@@ -1,0 +1,411 @@
+// fpdeep unified loop-nest engine: one Conv/FC slice in FP, BP or WG mode (cfg_mode 0/1/2).
+//
+// The loop nest (cob, cib, kh, kw, ho, wo) runs one iteration per cycle on TM x TN MAC lanes
+// (TM output channels, TN input channels), so an image takes exactly
+//   ceil(Co/TM) * ceil(Ci/TN) * Kh * Kw * Ho * Wo + LATENCY cycles from start to done,
+// the formula of fpdeep.perf.engine_cycles. The three modes reduce the same products
+// differently, always by read-modify-write of a 48-bit result bank, so every mode may visit an
+// accumulator in any order (BP scatters into the input error with stride and padding):
+//   FP  Y[co,ho,wo]       += sum_n W[co,ci,kh,kw] * X[ci,hi,wi]     result lane (m, 0)
+//   BP  dX[ci,hi,wi]      += sum_m W[co,ci,kh,kw] * dY[co,ho,wo]    result lane (0, n)
+//   WG  dW[co,ci,kh,kw]   +=       dY[co,ho,wo]   * X[ci,hi,wi]     result lane (m, n)
+// with hi = ho*sh + kh - pad_top, wi = wo*sw + kw - pad_left. Addresses, hi and wi come from
+// fpdeep_loop_nest (affine, adders only); fpdeep.engine.engine_config computes every cfg_*.
+//
+// Protocol: while idle, stream X (C,H,W), W (Co,Ci,Kh,Kw), dY (Co,Ho,Wo) and the bias (Co) in
+// C order into s_x, s_w, s_dy, s_b (only the operands of the mode are needed); pulse start; done
+// pulses when the last accumulation has landed; then the result streams out of m_* in C order,
+// requantised to DW bits (or the raw 48-bit accumulator when cfg_raw, as WG hands sums to the
+// SGD unit). Draining clears the result banks, ready for the next image. With cfg_hold the
+// engine returns to idle after done and keeps accumulating over further images (WG over a
+// mini-batch) until a flush pulse drains it. With cfg_bias, FP adds bias[co] << cfg_bias_shift
+// to each output once, and WG also accumulates the bias gradient sum dY[co] (drained after dW).
+`default_nettype none
+
+module fpdeep_engine #(
+    parameter int TM   = 2,
+    parameter int TN   = 2,
+    parameter int DW   = 16,
+    parameter int ACCW = 48,
+    parameter int CW   = 16,
+    parameter int AW   = 32,
+    parameter int XD   = 64,   // depth of each X bank:  ceil(Ci/TN) * H * W
+    parameter int WD   = 64,   // depth of each W bank:  ceil(Co/TM) * ceil(Ci/TN) * Kh * Kw
+    parameter int YD   = 64,   // depth of each dY bank: ceil(Co/TM) * Ho * Wo
+    parameter int RD   = 64,   // depth of each result bank: the largest of the three
+    parameter int BD   = 4     // depth of each bias / bias-gradient bank: ceil(Co/TM)
+) (
+    input  wire logic                 clk,
+    input  wire logic                 rst,
+    // configuration (constant while busy)
+    input  wire logic [1:0]           cfg_mode,
+    input  wire logic [CW-1:0]        cfg_co,
+    input  wire logic [CW-1:0]        cfg_ci,
+    input  wire logic [CW-1:0]        cfg_h,
+    input  wire logic [CW-1:0]        cfg_w,
+    input  wire logic [6*CW-1:0]      cfg_bound,
+    input  wire logic [7*AW-1:0]      cfg_init,
+    input  wire logic [7*6*AW-1:0]    cfg_jump,
+    input  wire logic [5:0]           cfg_shift,
+    input  wire logic                 cfg_raw,
+    input  wire logic                 cfg_hold,
+    input  wire logic                 cfg_bias,
+    input  wire logic [5:0]           cfg_bias_shift,
+    input  wire logic [5*CW-1:0]      cfg_ld_x,    // walker {p, t2, n2, t1, n1}, n1 lowest
+    input  wire logic [5*CW-1:0]      cfg_ld_w,
+    input  wire logic [5*CW-1:0]      cfg_ld_dy,
+    input  wire logic [5*CW-1:0]      cfg_ld_b,
+    input  wire logic [5*CW-1:0]      cfg_drain,
+    input  wire logic [5*CW-1:0]      cfg_drain_b,
+    // operand streams
+    input  wire logic [DW-1:0]        s_x_data,
+    input  wire logic                 s_x_last,
+    input  wire logic                 s_x_valid,
+    output logic                      s_x_ready,
+    input  wire logic [DW-1:0]        s_w_data,
+    input  wire logic                 s_w_last,
+    input  wire logic                 s_w_valid,
+    output logic                      s_w_ready,
+    input  wire logic [DW-1:0]        s_dy_data,
+    input  wire logic                 s_dy_last,
+    input  wire logic                 s_dy_valid,
+    output logic                      s_dy_ready,
+    input  wire logic [DW-1:0]        s_b_data,
+    input  wire logic                 s_b_last,
+    input  wire logic                 s_b_valid,
+    output logic                      s_b_ready,
+    // control
+    input  wire logic                 start,
+    input  wire logic                 flush,
+    output logic                      busy,
+    output logic                      done,
+    output logic                      err_frame,
+    // result stream
+    output logic [ACCW-1:0]           m_data,
+    output logic                      m_last,
+    output logic                      m_valid,
+    input  wire logic                 m_ready
+);
+    localparam int NQ = 7;          // co0, ci0, hi, wi, x address, w address, dy address
+    localparam int Q_CO = 0, Q_CI = 1, Q_HI = 2, Q_WI = 3, Q_XA = 4, Q_WA = 5, Q_YA = 6;
+    localparam int XAW = $clog2(XD), WAW = $clog2(WD), YAW = $clog2(YD), RAW = $clog2(RD);
+    localparam int BAW = (BD > 1) ? $clog2(BD) : 1;
+    localparam int MW = (TM > 1) ? $clog2(TM) : 1;
+    localparam int NB = TM * TN;
+    localparam logic [1:0] FP = 2'd0, BP = 2'd1;   // anything else is WG
+    localparam int MAC_LAT = 3;      // fpdeep_mac_array LATENCY
+
+    typedef enum logic [1:0] {IDLE, RUN, DRAIN} state_t;
+    state_t state;
+
+    // ------------------------------------------------------------------ operand loading
+    // Streams are accepted only while idle: the banks are read every cycle of a run.
+    assign s_x_ready  = (state == IDLE);
+    assign s_w_ready  = (state == IDLE);
+    assign s_dy_ready = (state == IDLE);
+    assign s_b_ready  = (state == IDLE);
+    wire logic x_hs = s_x_valid && s_x_ready;
+    wire logic w_hs = s_w_valid && s_w_ready;
+    wire logic y_hs = s_dy_valid && s_dy_ready;
+    wire logic b_hs = s_b_valid && s_b_ready;
+
+    // Waiver: walker outputs and affine addresses are CW/AW bits wide while banks need only
+    // their own address width; engine_config guarantees the high bits are zero, and the X and
+    // dY tensors have a single channel dimension, so their second lane index is unused.
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [CW-1:0] xl1, xl2, wl1, wl2, yl1, yl2, bl1, bl2;
+    logic [CW-1:0] xla, wla, yla, bla;
+    logic          xlast, wlast, ylast, blast;
+
+    fpdeep_tensor_walker #(.CW(CW), .ADDR_W(CW)) u_ld_x (
+        .clk, .rst, .restart(1'b0), .step(x_hs),
+        .n1(cfg_ld_x[0 +: CW]), .t1(cfg_ld_x[CW +: CW]), .n2(cfg_ld_x[2*CW +: CW]),
+        .t2(cfg_ld_x[3*CW +: CW]), .p(cfg_ld_x[4*CW +: CW]),
+        .l1(xl1), .l2(xl2), .addr(xla), .last(xlast));
+    fpdeep_tensor_walker #(.CW(CW), .ADDR_W(CW)) u_ld_w (
+        .clk, .rst, .restart(1'b0), .step(w_hs),
+        .n1(cfg_ld_w[0 +: CW]), .t1(cfg_ld_w[CW +: CW]), .n2(cfg_ld_w[2*CW +: CW]),
+        .t2(cfg_ld_w[3*CW +: CW]), .p(cfg_ld_w[4*CW +: CW]),
+        .l1(wl1), .l2(wl2), .addr(wla), .last(wlast));
+    fpdeep_tensor_walker #(.CW(CW), .ADDR_W(CW)) u_ld_dy (
+        .clk, .rst, .restart(1'b0), .step(y_hs),
+        .n1(cfg_ld_dy[0 +: CW]), .t1(cfg_ld_dy[CW +: CW]), .n2(cfg_ld_dy[2*CW +: CW]),
+        .t2(cfg_ld_dy[3*CW +: CW]), .p(cfg_ld_dy[4*CW +: CW]),
+        .l1(yl1), .l2(yl2), .addr(yla), .last(ylast));
+
+    fpdeep_tensor_walker #(.CW(CW), .ADDR_W(CW)) u_ld_b (
+        .clk, .rst, .restart(1'b0), .step(b_hs),
+        .n1(cfg_ld_b[0 +: CW]), .t1(cfg_ld_b[CW +: CW]), .n2(cfg_ld_b[2*CW +: CW]),
+        .t2(cfg_ld_b[3*CW +: CW]), .p(cfg_ld_b[4*CW +: CW]),
+        .l1(bl1), .l2(bl2), .addr(bla), .last(blast));
+
+    // Bias bank per output lane, address cob; small, so registers.
+    logic [DW-1:0] bias [TM][BD];
+    always_ff @(posedge clk)
+        if (b_hs) bias[bl1[MW-1:0]][bla[BAW-1:0]] <= s_b_data;
+
+    // ------------------------------------------------------------------ loop nest (s0)
+    logic            start_run;
+    logic            v0, last0;
+    logic [NQ*AW-1:0] q;
+    logic [6*CW-1:0]  idx;
+    /* verilator lint_on UNUSEDSIGNAL */
+    fpdeep_loop_nest #(.NL(6), .NQ(NQ), .CW(CW), .AW(AW)) u_nest (
+        .clk, .rst, .start(start_run), .bound(cfg_bound), .init(cfg_init), .jump(cfg_jump),
+        .active(v0), .last(last0), .q(q), .idx_o(idx));
+
+    // First visit of an output in FP (cib = kh = kw = 0): the bias goes in once. In WG the
+    // same iterations see every dY[co, ho, wo] exactly once: the bias gradient's terms.
+    wire logic first0 = (idx[CW +: CW] == '0) && (idx[2*CW +: CW] == '0) &&
+                        (idx[3*CW +: CW] == '0);
+    wire logic [BAW-1:0] cob0 = idx[0 +: BAW];
+
+    /* verilator lint_off UNUSEDSIGNAL */  // same waiver: addresses wider than the banks
+    wire logic signed [AW-1:0] co0 = q[Q_CO*AW +: AW];
+    wire logic signed [AW-1:0] ci0 = q[Q_CI*AW +: AW];
+    wire logic signed [AW-1:0] hi  = q[Q_HI*AW +: AW];
+    wire logic signed [AW-1:0] wi  = q[Q_WI*AW +: AW];
+    wire logic signed [AW-1:0] xa  = q[Q_XA*AW +: AW];
+    wire logic signed [AW-1:0] wa  = q[Q_WA*AW +: AW];
+    wire logic signed [AW-1:0] ya  = q[Q_YA*AW +: AW];
+    /* verilator lint_on UNUSEDSIGNAL */
+
+    // Validity of this iteration's lanes: channels past Co/Ci (ceil waste) and taps that fall
+    // into the padding contribute nothing.
+    logic          sp_ok0;
+    logic [TM-1:0] com0;
+    logic [TN-1:0] cim0;
+    always_comb begin
+        sp_ok0 = (hi >= 0) && (hi < $signed(AW'(cfg_h))) &&
+                 (wi >= 0) && (wi < $signed(AW'(cfg_w)));
+        for (int m = 0; m < TM; m++) com0[m] = (co0 + m) < $signed(AW'(cfg_co));
+        for (int n = 0; n < TN; n++) cim0[n] = (ci0 + n) < $signed(AW'(cfg_ci));
+    end
+    wire logic [XAW-1:0] xa_rd = sp_ok0 ? xa[XAW-1:0] : '0;
+    logic [RAW-1:0] ra0;
+    always_comb begin
+        case (cfg_mode)
+            FP:      ra0 = ya[RAW-1:0];
+            BP:      ra0 = xa[RAW-1:0];
+            default: ra0 = wa[RAW-1:0];
+        endcase
+    end
+
+    // ------------------------------------------------------------------ operand banks
+    // Read latency 2 (block RAM with output register): data for s0's addresses is in s2.
+    logic [DW-1:0] xd [TN];
+    logic [DW-1:0] wd [NB];
+    logic [DW-1:0] yd [TM];
+    for (genvar n = 0; n < TN; n++) begin : g_x
+        fpdeep_sdp_ram #(.WIDTH(DW), .DEPTH(XD), .RAM_STYLE("block"), .OUT_REG(1'b1)) u_ram (
+            .clk, .wr_en(x_hs && xl1 == CW'(n)), .wr_addr(xla[XAW-1:0]), .wr_data(s_x_data),
+            .rd_en(1'b1), .rd_addr(xa_rd), .rd_data(xd[n]));
+    end
+    for (genvar k = 0; k < NB; k++) begin : g_w
+        fpdeep_sdp_ram #(.WIDTH(DW), .DEPTH(WD), .RAM_STYLE("block"), .OUT_REG(1'b1)) u_ram (
+            .clk, .wr_en(w_hs && wl1 == CW'(k / TN) && wl2 == CW'(k % TN)),
+            .wr_addr(wla[WAW-1:0]), .wr_data(s_w_data),
+            .rd_en(1'b1), .rd_addr(wa[WAW-1:0]), .rd_data(wd[k]));
+    end
+    for (genvar m = 0; m < TM; m++) begin : g_y
+        fpdeep_sdp_ram #(.WIDTH(DW), .DEPTH(YD), .RAM_STYLE("block"), .OUT_REG(1'b1)) u_ram (
+            .clk, .wr_en(y_hs && yl1 == CW'(m)), .wr_addr(yla[YAW-1:0]), .wr_data(s_dy_data),
+            .rd_en(1'b1), .rd_addr(ya[YAW-1:0]), .rd_data(yd[m]));
+    end
+
+    // ------------------------------------------------------------------ pipeline s1..s3
+    logic          v1, v2, v3;
+    logic          sp1, sp2, first1, first2;
+    logic [BAW-1:0] cob1, cob2;
+    logic [TM-1:0] com1, com2;
+    logic [TN-1:0] cim1, cim2;
+    logic [NB-1:0] we3;
+    logic [RAW-1:0] ra1, ra2, ra3;
+    logic [NB*DW-1:0] a3, b3;
+    logic [TM*ACCW-1:0] bt3;   // FP bias terms entering the accumulation with this iteration
+
+    // Lane (m, n) write enables and masked operands of each mode (see header).
+    logic [NB-1:0]    we2;
+    logic [NB*DW-1:0] a2, b2;
+    always_comb begin
+        for (int m = 0; m < TM; m++) begin
+            for (int n = 0; n < TN; n++) begin
+                a2[(m*TN+n)*DW +: DW] = '0;
+                b2[(m*TN+n)*DW +: DW] = '0;
+                we2[m*TN+n] = 1'b0;
+                case (cfg_mode)
+                    FP: begin
+                        if (com2[m] && cim2[n]) a2[(m*TN+n)*DW +: DW] = wd[m*TN+n];
+                        if (sp2 && cim2[n])     b2[(m*TN+n)*DW +: DW] = xd[n];
+                        we2[m*TN+n] = (n == 0) && com2[m];
+                    end
+                    BP: begin
+                        if (com2[m] && cim2[n]) a2[(m*TN+n)*DW +: DW] = wd[m*TN+n];
+                        b2[(m*TN+n)*DW +: DW] = yd[m];
+                        we2[m*TN+n] = (m == 0) && cim2[n] && sp2;
+                    end
+                    default: begin
+                        if (com2[m])            a2[(m*TN+n)*DW +: DW] = yd[m];
+                        if (sp2 && cim2[n])     b2[(m*TN+n)*DW +: DW] = xd[n];
+                        we2[m*TN+n] = com2[m] && cim2[n];
+                    end
+                endcase
+            end
+        end
+    end
+
+    always_ff @(posedge clk) begin
+        {sp1, com1, cim1, ra1} <= {sp_ok0, com0, cim0, ra0};
+        {sp2, com2, cim2, ra2} <= {sp1, com1, cim1, ra1};
+        {first1, cob1} <= {first0, cob0};
+        {first2, cob2} <= {first1, cob1};
+        {we3, ra3, a3, b3}     <= {we2, ra2, a2, b2};
+        for (int m = 0; m < TM; m++)
+            bt3[m*ACCW +: ACCW] <= (cfg_mode == FP && cfg_bias && first2)
+                ? ACCW'($signed(bias[m][cob2])) <<< cfg_bias_shift : '0;
+        if (rst) {v1, v2, v3} <= '0;
+        else     {v1, v2, v3} <= {v0, v1, v2};
+    end
+
+    // ------------------------------------------------------------------ MAC array s4..s6
+    logic             v6;
+    logic [NB*ACCW-1:0] sum6;
+    fpdeep_mac_array #(.TM(TM), .TN(TN), .DW(DW), .ACCW(ACCW)) u_mac (
+        .clk, .rst, .in_valid(v3), .reduce(cfg_mode), .a(a3), .b(b3),
+        .out_valid(v6), .sum(sum6));
+
+    logic [NB-1:0]  we_d [MAC_LAT];
+    logic [RAW-1:0] ra_d [MAC_LAT];
+    logic [TM*ACCW-1:0] bt_d [MAC_LAT];
+    always_ff @(posedge clk) begin
+        we_d[0] <= we3;
+        ra_d[0] <= ra3;
+        bt_d[0] <= bt3;
+        for (int i = 1; i < MAC_LAT; i++) begin
+            we_d[i] <= we_d[i-1];
+            ra_d[i] <= ra_d[i-1];
+            bt_d[i] <= bt_d[i-1];
+        end
+    end
+
+    // ------------------------------------------------------------------ accumulate s7
+    // Registered once more so the DSP column and the result banks need not be adjacent.
+    logic               v7;
+    logic [NB-1:0]      we7;
+    logic [RAW-1:0]     ra7;
+    logic [NB*ACCW-1:0] sum7;
+    always_ff @(posedge clk) begin
+        {we7, ra7} <= {we_d[MAC_LAT-1], ra_d[MAC_LAT-1]};
+        // FP row sums sit in lanes (m, 0); the bias term joins them there.
+        for (int k = 0; k < NB; k++)
+            sum7[k*ACCW +: ACCW] <= sum6[k*ACCW +: ACCW] +
+                ((k % TN == 0) ? bt_d[MAC_LAT-1][(k/TN)*ACCW +: ACCW] : '0);
+        if (rst) v7 <= 1'b0;
+        else     v7 <= v6;
+    end
+
+    logic [ACCW-1:0] res [NB][RD];
+    initial begin
+        for (int k = 0; k < NB; k++)
+            for (int i = 0; i < RD; i++) res[k][i] = '0;
+    end
+
+    // Bias-gradient accumulators (WG with cfg_bias): lane m, address cob.
+    logic [ACCW-1:0] dbacc [TM][BD];
+    initial begin
+        for (int m = 0; m < TM; m++)
+            for (int i = 0; i < BD; i++) dbacc[m][i] = '0;
+    end
+
+    // ------------------------------------------------------------------ drain
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [CW-1:0] dl1, dl2, dla;   // waiver as for the loaders above
+    /* verilator lint_on UNUSEDSIGNAL */
+    logic          dlast;
+    wire logic     d_hs = m_valid && m_ready;
+    // Phase 0 drains the result banks, phase 1 (WG with bias) the bias-gradient banks.
+    logic          dphase;
+    wire logic [5*CW-1:0] dcfg = dphase ? cfg_drain_b : cfg_drain;
+    fpdeep_tensor_walker #(.CW(CW), .ADDR_W(CW)) u_drain (
+        .clk, .rst, .restart(start_run), .step(d_hs),
+        .n1(dcfg[0 +: CW]), .t1(dcfg[CW +: CW]), .n2(dcfg[2*CW +: CW]),
+        .t2(dcfg[3*CW +: CW]), .p(dcfg[4*CW +: CW]),
+        .l1(dl1), .l2(dl2), .addr(dla), .last(dlast));
+    wire logic has_db = (cfg_mode != FP) && (cfg_mode != BP) && cfg_bias;
+    wire logic dfinal = dlast && (dphase || !has_db);
+
+    localparam int BW = (NB > 1) ? $clog2(NB) : 1;
+    logic [BW-1:0] dbank;
+    always_comb begin
+        case (cfg_mode)
+            FP:      dbank = BW'(dl1 * TN);
+            BP:      dbank = BW'(dl1);
+            default: dbank = BW'(dl1 * TN + dl2);
+        endcase
+    end
+    wire logic [ACCW-1:0] dval = dphase ? dbacc[dl1[MW-1:0]][dla[BAW-1:0]]
+                                        : res[dbank][dla[RAW-1:0]];
+    logic signed [DW-1:0] dq;
+    fpdeep_requant #(.IW(ACCW), .OW(DW), .SW(6)) u_rq (.x(dval), .shift(cfg_shift), .y(dq));
+
+    assign m_valid = (state == DRAIN);
+    assign m_last  = dfinal;
+    assign m_data  = cfg_raw ? dval : ACCW'(dq);
+
+    always_ff @(posedge clk) begin
+        for (int k = 0; k < NB; k++)
+            if (v7 && we7[k])
+                res[k][ra7] <= res[k][ra7] + sum7[k*ACCW +: ACCW];
+        if (d_hs && !dphase) res[dbank][dla[RAW-1:0]] <= '0;
+    end
+
+    always_ff @(posedge clk) begin
+        for (int m = 0; m < TM; m++)
+            if (v2 && first2 && com2[m] && has_db)
+                dbacc[m][cob2] <= dbacc[m][cob2] + ACCW'($signed(yd[m]));
+        if (d_hs && dphase) dbacc[dl1[MW-1:0]][dla[BAW-1:0]] <= '0;
+    end
+
+    // ------------------------------------------------------------------ control
+    // v4/v5 shadow the MAC array's internal stages so that done waits for every product.
+    logic v4, v5;
+    always_ff @(posedge clk) begin
+        if (rst) {v4, v5} <= '0;
+        else     {v4, v5} <= {v3, v4};
+    end
+    assign start_run = (state == IDLE) && start;
+    assign busy = (state != IDLE);
+    assign done = (state == RUN) && !(v0 || v1 || v2 || v3 || v4 || v5 || v6 || v7);
+
+    // A stream whose last flag disagrees with the configured tensor size is a framing error:
+    // sticky until reset, so the host sees it in the status counters.
+    always_ff @(posedge clk) begin
+        if (rst) err_frame <= 1'b0;
+        else if ((x_hs && s_x_last != xlast) || (w_hs && s_w_last != wlast) ||
+                 (y_hs && s_dy_last != ylast) || (b_hs && s_b_last != blast))
+            err_frame <= 1'b1;
+    end
+
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            state  <= IDLE;
+            dphase <= 1'b0;
+        end else begin
+            case (state)
+                IDLE:    if (start) state <= RUN;
+                         else if (flush) state <= DRAIN;
+                RUN:     if (done) state <= cfg_hold ? IDLE : DRAIN;
+                default: begin
+                    if (d_hs && dfinal) begin
+                        state  <= IDLE;
+                        dphase <= 1'b0;
+                    end else if (d_hs && dlast) begin
+                        dphase <= 1'b1;
+                    end
+                end
+            endcase
+        end
+    end
+endmodule
+
+`default_nettype wire

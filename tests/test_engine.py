@@ -1,0 +1,145 @@
+"""The loop-nest engine: its configuration (pure) and its RTL against the golden model."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+
+from fpdeep.engine import (
+    QUANTITIES,
+    EngineParams,
+    LoopShape,
+    _coefficients,
+    bounds,
+    engine_config,
+    engine_params,
+    jumps,
+)
+from fpdeep.errors import FpdeepError
+from fpdeep.golden import conv
+from fpdeep.ir import ConvAttrs
+from fpdeep.simulate import default_build_root, hw_sources, run_cocotb, simulator_available
+
+TM, TN = 2, 3  # channel counts below are deliberately not multiples of these
+
+# (name, case) pairs; conv cases give kernel, stride, pads (top, left, bottom, right).
+CONV_CASES = [
+    ("k3s1p1", {"kind": "conv", "ci": 4, "co": 5, "h": 5, "w": 5, "k": [3, 3], "stride": [1, 1],
+                "pads": [1, 1, 1, 1]}),
+    # full-scale operands: the requantiser's saturation is exercised
+    ("k1s2", {"kind": "conv", "ci": 3, "co": 3, "h": 6, "w": 6, "k": [1, 1], "stride": [2, 2],
+              "pads": [0, 0, 0, 0], "mag": 15}),
+    ("k5s2p2", {"kind": "conv", "ci": 2, "co": 3, "h": 7, "w": 7, "k": [5, 5], "stride": [2, 2],
+                "pads": [2, 2, 2, 2]}),
+    ("k11s4p2", {"kind": "conv", "ci": 1, "co": 2, "h": 15, "w": 15, "k": [11, 11],
+                 "stride": [4, 4], "pads": [2, 2, 2, 2]}),
+    ("k3x2s21asym", {"kind": "conv", "ci": 2, "co": 4, "h": 6, "w": 5, "k": [3, 2],
+                     "stride": [2, 1], "pads": [0, 1, 1, 0]}),
+    ("fc7x5", {"kind": "fc", "ci": 7, "co": 5}),
+]
+
+
+def _shape(case: dict) -> LoopShape:
+    if case["kind"] == "fc":
+        return LoopShape.fc(in_features=case["ci"], out_features=case["co"])
+    attrs = ConvAttrs(kernel=tuple(case["k"]), stride=tuple(case["stride"]),
+                      pads=tuple(case["pads"]))
+    hw = (case["h"], case["w"])
+    return LoopShape.conv(attrs, ci=case["ci"], co=case["co"], in_hw=hw,
+                          out_hw=conv.out_hw(attrs, hw))
+
+
+# One engine build serves every case: depths cover the largest shape.
+PARAMS = engine_params([_shape(c) for _, c in CONV_CASES], tm=TM, tn=TN)
+
+
+# ------------------------------------------------------------------------------- pure
+
+
+def _direct(shape: LoopShape, tm: int, tn: int, idx: tuple[int, ...]) -> dict[str, int]:
+    """The quantities written out from their definitions (independent of the jump algebra)."""
+    cob, cib, kh, kw, ho, wo = idx
+    _, n_cib = shape.blocks(tm, tn)
+    hi = ho * shape.sh + kh - shape.pt
+    wi = wo * shape.sw + kw - shape.pl
+    return {
+        "co0": cob * tm, "ci0": cib * tn, "hi": hi, "wi": wi,
+        "x_addr": (cib * shape.h + hi) * shape.w + wi,
+        "w_addr": ((cob * n_cib + cib) * shape.kh + kh) * shape.kw + kw,
+        "dy_addr": (cob * shape.ho + ho) * shape.wo + wo,
+    }
+
+
+@pytest.mark.parametrize(("name", "case"), CONV_CASES, ids=[n for n, _ in CONV_CASES])
+def test_jumps_track_every_quantity(name, case):
+    shape = _shape(case)
+    bound = bounds(shape, TM, TN)
+    coefs = _coefficients(shape, TM, TN)
+    q = {k: coefs[k][1] for k in QUANTITIES}
+    order = list(itertools.product(*(range(b) for b in bound)))
+    for step, idx in enumerate(order):
+        assert q == _direct(shape, TM, TN, idx), f"{name}: wrong at iteration {idx}"
+        if step + 1 < len(order):
+            nxt = order[step + 1]
+            level = next(i for i in range(len(idx)) if nxt[i] != idx[i])
+            for k in QUANTITIES:
+                q[k] += jumps(coefs[k][0], bound)[level]
+
+
+def test_iterations_is_the_ceil_formula():
+    shape = _shape(CONV_CASES[0][1])  # ci 4, co 5, 3x3, 5x5 output
+    assert shape.iterations(TM, TN) == 3 * 2 * 9 * 25
+
+
+def test_engine_config_validates():
+    shape = LoopShape.fc(in_features=4, out_features=3)
+    with pytest.raises(FpdeepError, match="valid modes are fp, bp, wg"):
+        engine_config(shape, mode="xx", tm=1, tn=1)
+    with pytest.raises(FpdeepError, match="shift must be an integer from 0 to 47"):
+        engine_config(shape, mode="fp", tm=1, tn=1, shift=-1)
+    with pytest.raises(FpdeepError, match="tm .MAC lanes. must be a positive integer"):
+        engine_config(shape, mode="fp", tm=0, tn=1)
+    small = EngineParams(1, 1, 2, 2, 2, 2, 2)
+    with pytest.raises(FpdeepError, match="needs bank depths"):
+        engine_config(shape, mode="fp", tm=1, tn=1, params=small)
+    with pytest.raises(FpdeepError, match="groups=1 only"):
+        LoopShape.conv(ConvAttrs(kernel=(3, 3), groups=2), ci=4, co=4, in_hw=(5, 5),
+                       out_hw=(3, 3))
+    with pytest.raises(FpdeepError, match="does not fit input"):
+        LoopShape(co=1, ci=1, h=4, w=4, kh=1, kw=1, ho=9, wo=1)
+
+
+def test_engine_params_are_powers_of_two_that_fit():
+    for _, case in CONV_CASES:
+        engine_config(_shape(case), mode="wg", tm=TM, tn=TN, params=PARAMS)
+    for depth in (PARAMS.x_depth, PARAMS.w_depth, PARAMS.dy_depth, PARAMS.res_depth):
+        assert depth & (depth - 1) == 0
+
+
+# ------------------------------------------------------------------------------- RTL
+
+@pytest.mark.parametrize("mode", ["fp", "bp", "wg"])
+@pytest.mark.sim
+@pytest.mark.skipif(not simulator_available(), reason="Verilator is not installed")
+def test_engine_rtl_bit_exact_and_cycles(tmp_path, mode):
+    # Bias on every other case; WG accumulates a mini-batch of two images.
+    cases = [dict(case, mode=mode, seed=i + 11 * len(mode), bias=i % 2 == 0,
+                  batch=2 if mode == "wg" else 1) for i, (_, case) in enumerate(CONV_CASES)]
+    report = tmp_path / "cycles.json"
+    run_cocotb(
+        toplevel="fpdeep_engine",
+        sources=hw_sources("fpdeep_sdp_ram", "fpdeep_mac_array", "fpdeep_loop_nest",
+                           "fpdeep_tensor_walker", "fpdeep_requant", "fpdeep_engine"),
+        parameters=PARAMS.as_parameters(),
+        test_module="tb_engine",
+        build_root=default_build_root(),
+        test_dir=tmp_path,
+        tb_args={"tm": TM, "tn": TN, "cases": cases, "report": str(report)},
+    )
+    results = json.loads(report.read_text())
+    assert len(results) == len(cases)
+    for r in results:
+        for cycles in r["cycles"]:
+            assert abs(cycles - r["model"]) <= 0.02 * r["model"]

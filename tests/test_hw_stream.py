@@ -1,0 +1,50 @@
+"""Stream FIFO, skid buffer and dual-port RAM in simulation (random stalls, random traffic)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fpdeep.simulate import default_build_root, hw_sources, run_cocotb, simulator_available
+
+pytestmark = [
+    pytest.mark.sim,
+    pytest.mark.skipif(not simulator_available(), reason="Verilator is not installed"),
+]
+
+
+@pytest.mark.parametrize("depth", [2, 5])
+def test_stream_fifo(tmp_path, depth):
+    run_cocotb(
+        toplevel="fpdeep_stream_fifo",
+        sources=hw_sources("fpdeep_stream_fifo"),
+        parameters={"WIDTH": 16, "DEPTH": depth},
+        test_module="tb_stream",
+        build_root=default_build_root(),
+        test_dir=tmp_path,
+        tb_args={"seed": depth, "beats": 150},
+    )
+
+
+def test_skid_buffer(tmp_path):
+    run_cocotb(
+        toplevel="fpdeep_skid_buffer",
+        sources=hw_sources("fpdeep_skid_buffer"),
+        parameters={"WIDTH": 16},
+        test_module="tb_stream",
+        build_root=default_build_root(),
+        test_dir=tmp_path,
+        tb_args={"seed": 3, "beats": 150},
+    )
+
+
+@pytest.mark.parametrize(("style", "out_reg"), [("block", 0), ("ultra", 1)])
+def test_sdp_ram(tmp_path, style, out_reg):
+    run_cocotb(
+        toplevel="fpdeep_sdp_ram",
+        sources=hw_sources("fpdeep_sdp_ram"),
+        parameters={"WIDTH": 16, "DEPTH": 24, "RAM_STYLE": f'"{style}"', "OUT_REG": out_reg},
+        test_module="tb_sdp_ram",
+        build_root=default_build_root(),
+        test_dir=tmp_path,
+        tb_args={"depth": 24, "width": 16, "latency": 1 + out_reg, "seed": 5},
+    )
