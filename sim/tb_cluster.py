@@ -1,0 +1,354 @@
+"""cocotb testbench of a generated cluster: runs training steps on `cluster_top`.
+
+It plays the board controllers of the first-generation design: it walks the static schedule of
+``fpdeep.schedule`` phase by phase, streams operands into the boards' engines, pulses start and
+flush and drains the results. The element-wise units, the loss, the partial-error reduction
+and the SGD update are computed here with the golden model's integer functions, timed as
+streaming units; links are timed from the plan's line rate. Every tensor the engines produce is
+recorded for `fpdeep sim` to compare with the golden model; nothing is compared here.
+
+A stream that makes no progress for ``stall_cycles`` cycles, or a step beyond ``max_cycles``,
+ends the run with a message naming the board, the engine and the stream.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cocotb
+import numpy as np
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+from cocotb.utils import get_sim_time
+from fpdeep_tb import PERIOD_NS, reset, signed, tb_args
+
+import fpdeep
+from fpdeep.golden import sgd
+from fpdeep.golden import step as golden_step
+from fpdeep.golden.numerics import Numerics, requantise, wrap
+from fpdeep.ir import Op
+from fpdeep.schedule import schedule, task_cycles
+
+
+class Stalled(Exception):
+    """A stream or engine made no progress: the message names board, engine and stream."""
+
+
+class Cluster:
+    def __init__(self, dut, design: dict, args: dict) -> None:
+        self.dut = dut
+        self.design = design
+        self.args = args
+        self.stall = int(args.get("stall_cycles", 20000))
+        self.max_cycles = int(args["max_cycles"])
+        self.t_step = 0.0
+        self.where = ""
+
+    def now(self) -> int:
+        return round(get_sim_time("ns") / PERIOD_NS)
+
+    def sig(self, board: int, engine: str, port: str):
+        return getattr(self.dut, f"b{board}_{engine}_{port}")
+
+    def _check(self, idle: int, what: str) -> None:
+        if idle > self.stall:
+            raise Stalled(f"{what} stalled: no progress for {idle} cycles (at cycle "
+                          f"{self.now()}, {self.where})")
+        if self.now() - self.t_step > self.max_cycles:
+            raise Stalled(f"cycle limit of {self.max_cycles} cycles per step exceeded while "
+                          f"waiting on {what} ({self.where})")
+
+    async def load(self, board: int, engine: str, data: dict[str, list[int]]) -> None:
+        """Stream every operand of ``data`` into the engine at once, one beat per cycle."""
+        mask = (1 << self.design["data_width"]) - 1
+        ports = {k: (self.sig(board, engine, f"s_{k}_data"), self.sig(board, engine, f"s_{k}_valid"),
+                     self.sig(board, engine, f"s_{k}_last"), self.sig(board, engine, f"s_{k}_ready"))
+                 for k in data}
+        index = dict.fromkeys(data, 0)
+        idle = 0
+        while any(index[k] < len(v) for k, v in data.items()):
+            await RisingEdge(self.dut.clk)
+            for k, (d, v, last, _) in ports.items():
+                i = index[k]
+                if i < len(data[k]):
+                    d.value = data[k][i] & mask
+                    v.value = 1
+                    last.value = int(i == len(data[k]) - 1)
+                else:
+                    v.value = 0
+            await ReadOnly()
+            moved = False
+            for k, (_, v, _, ready) in ports.items():
+                if index[k] < len(data[k]) and int(ready.value):
+                    index[k] += 1
+                    moved = True
+            idle = 0 if moved else idle + 1
+            stuck = [k for k in data if index[k] < len(data[k])]
+            self._check(idle, f"board {board} stream {engine}.s_{stuck[0] if stuck else '?'}")
+        await RisingEdge(self.dut.clk)
+        for _, v, _, _ in ports.values():
+            v.value = 0
+
+    async def pulse(self, board: int, engine: str, port: str) -> None:
+        s = self.sig(board, engine, port)
+        s.value = 1
+        await RisingEdge(self.dut.clk)
+        s.value = 0
+
+    async def wait_done(self, board: int, engine: str) -> None:
+        done = self.sig(board, engine, "done")
+        idle = 0
+        while True:
+            await ReadOnly()
+            if int(done.value):
+                break
+            await RisingEdge(self.dut.clk)
+            idle += 1
+            self._check(idle, f"board {board} engine {engine} (done never came)")
+        await RisingEdge(self.dut.clk)
+
+    async def drain(self, board: int, engine: str, count: int) -> list[int]:
+        data, valid = self.sig(board, engine, "m_data"), self.sig(board, engine, "m_valid")
+        last, ready = self.sig(board, engine, "m_last"), self.sig(board, engine, "m_ready")
+        out: list[int] = []
+        idle = 0
+        ready.value = 1
+        while len(out) < count:
+            # Sampled before the edge at which the beat is taken (ready is already high).
+            await ReadOnly()
+            if int(valid.value):
+                out.append(signed(int(data.value), self.design["acc_width"]))
+                idle = 0
+                if int(last.value) != int(len(out) == count):
+                    raise Stalled(f"board {board} stream {engine}.m: last flag at beat "
+                                  f"{len(out)} of {count} ({self.where})")
+            else:
+                idle += 1
+            self._check(idle, f"board {board} stream {engine}.m (result)")
+            await RisingEdge(self.dut.clk)
+        ready.value = 0
+        return out
+
+
+class Trainer:
+    """The data side: activations, errors, accumulators and weights as integers."""
+
+    def __init__(self, args: dict, design: dict) -> None:
+        folder = Path(args["dir"])
+        info = design["build"]
+        shape = tuple(info["input_shape"]) if info["input_shape"] else None
+        self.net = fpdeep.load_onnx(folder / info["model_file"], input_shape=shape)
+        self.ctx = golden_step._Context.make(self.net, Numerics(), info["loss"])
+        self.needs = golden_step._needs_error(self.net)
+        inputs = np.load(args["inputs"])
+        self.x = self.ctx.input(inputs["x"].astype(np.float64))
+        self.y = inputs["y"].astype(np.int64)
+        self.batch = len(self.y)
+        self.layers = {layer.name: layer for layer in self.net.layers}
+        self.logits = golden_step._logits_tensor(self.net, info["loss"])
+        self.params = golden_step._load_params(
+            self.net, {k: inputs[f"w:{k}"] for k in _trainable_names(self.net)}, self.ctx)
+        self.slices = {(s["layer"], s["lo"]): (b["index"], s)
+                       for b in design["boards"] for s in b["slices"]}
+
+    def begin_step(self) -> None:
+        self.acts: list[dict[str, np.ndarray]] = [
+            {self.net.input_name: self.x[i]} for i in range(self.batch)]
+        self.parts: list[dict[str, list[np.ndarray]]] = [{} for _ in range(self.batch)]
+        self.errs: list[dict[str, np.ndarray]] = [{} for _ in range(self.batch)]
+        self.partials: list[dict[str, list[np.ndarray]]] = [{} for _ in range(self.batch)]
+        self.input_errors: dict[str, list] = {}
+        self.accs: dict[tuple[str, int], np.ndarray] = {}
+
+    def error(self, i: int, tensor: str) -> np.ndarray:
+        if tensor not in self.errs[i]:
+            parts = self.parts[i].get(tensor) or [np.zeros_like(self.acts[i][tensor])]
+            self.errs[i][tensor] = self.ctx.fan_in([p[None] for p in parts], tensor)[0]
+        return self.errs[i][tensor]
+
+    def weight_slice(self, layer: str, lo: int, hi: int) -> dict[str, list[int]]:
+        p = self.params[layer]
+        out = {"w": p["weight"][lo:hi].ravel().tolist()}
+        if "bias" in p:
+            out["b"] = p["bias"][lo:hi].tolist()
+        return out
+
+    def unit(self, task) -> None:
+        """The golden model's integer function for an element-wise, loss, sum or SGD task."""
+        i = task.image
+        if task.what == "fp":
+            layer = self.layers[task.layer]
+            ins = [self.acts[i][n][None] for n in layer.inputs]
+            self.acts[i][layer.output] = golden_step._FORWARD[layer.op](self.ctx, layer, ins, {})[0]
+        elif task.what == "loss":
+            z = self.acts[i][self.logits].reshape(1, -1)
+            e, _ = self.ctx.loss_error(z, self.y[i:i + 1], self.logits)
+            self.parts[i][self.logits] = [e.reshape(self.acts[i][self.logits].shape)]
+        elif task.what == "bp":
+            layer = self.layers[task.layer]
+            ins = [self.acts[i][n][None] for n in layer.inputs]
+            e = self.error(i, layer.output)[None]
+            errs = golden_step._BACKWARD[layer.op](self.ctx, layer, e, ins, {})
+            for name, err in zip(layer.inputs, errs, strict=True):
+                if self.needs.get(name, False):
+                    self.parts[i].setdefault(name, []).append(err[0])
+        elif task.what == "sum":
+            layer = self.layers[task.layer]
+            total = wrap(np.sum(self.partials[i][layer.name], axis=0))
+            shift = self.shift_bp(layer)
+            dx = requantise(total, shift, self.ctx.err(layer.inputs[0]))
+            self.add_input_error(i, layer, dx)
+        elif task.what == "sgd":
+            self.sgd(task.board)
+
+    def shift_bp(self, layer) -> int:
+        fe = self.ctx.err(layer.output).frac
+        fw = self.ctx.fmt("weight", layer.name).frac
+        return fe + fw - self.ctx.err(layer.inputs[0]).frac
+
+    def add_input_error(self, i: int, layer, dx: np.ndarray) -> None:
+        dx = dx.reshape(self.acts[i][layer.inputs[0]].shape)
+        self.parts[i].setdefault(layer.inputs[0], []).append(dx)
+        self.input_errors.setdefault(layer.name, [None] * self.batch)[i] = dx
+
+    def sgd(self, board: int) -> None:
+        for (name, lo), (b, s) in self.slices.items():
+            if b != board:
+                continue
+            layer = self.layers[name]
+            acc_w, acc_b = self.accs[(name, lo)]
+            g_fmt, w_fmt = self.ctx.fmt("grad", name), self.ctx.fmt("weight", name)
+            fe = self.ctx.err(layer.output).frac
+            for role, acc, frac in (("weight", acc_w, fe + self.ctx.act(layer.inputs[0]).frac),
+                                    ("bias", acc_b, fe)):
+                if role not in self.params[name]:
+                    continue
+                g = sgd.mean_gradient(acc, acc_frac=frac, batch=self.batch, out_fmt=g_fmt)
+                w = self.params[name][role]
+                w[s["lo"]:s["hi"]] = sgd.update(w[s["lo"]:s["hi"]], g, lr=self.lr,
+                                                g_fmt=g_fmt, w_fmt=w_fmt)
+
+
+def _trainable_names(net) -> list[str]:
+    return [ref.name for layer in net.compute_layers for ref in golden_step._trainable(layer)]
+
+
+async def run_engine(cl: Cluster, tr: Trainer, task) -> None:
+    board, s = tr.slices[(task.layer, _lo_of(tr, task))]
+    layer = tr.layers[task.layer]
+    lo, hi = s["lo"], s["hi"]
+    i = task.image
+    if task.what == "load":
+        await cl.load(board, task.engine, tr.weight_slice(task.layer, lo, hi))
+        return
+    x = tr.acts[i][layer.inputs[0]].ravel().tolist()
+    if task.what in ("bp", "wg"):
+        dy = tr.error(i, layer.output)[lo:hi].ravel().tolist()
+    data = {"fp": lambda: {"x": x}, "bp": lambda: {"dy": dy},
+            "wg": lambda: {"x": x, "dy": dy}}[task.what]()
+    await cl.load(board, task.engine, data)
+    await cl.pulse(board, task.engine, "start")
+    await cl.wait_done(board, task.engine)
+    if not task.drain:
+        return
+    out = np.array(await cl.drain(board, task.engine, task.drain), dtype=np.int64)
+    if task.what == "fp":
+        full = tr.acts[i].setdefault(layer.output, np.zeros(layer.out_shape, dtype=np.int64))
+        full[lo:hi] = out.reshape((hi - lo, *layer.out_shape[1:]))
+    elif s["split"]:
+        tr.partials[i].setdefault(layer.name, []).append(out)
+    else:
+        tr.add_input_error(i, layer, out)
+
+
+def _lo_of(tr: Trainer, task) -> int:
+    for (name, lo), (_, s) in tr.slices.items():
+        if name == task.layer and task.engine.startswith(s["ident"] + "_"):
+            return lo
+    raise KeyError(task.engine)
+
+
+async def run_flush(cl: Cluster, tr: Trainer, task) -> None:
+    lo = _lo_of(tr, task)
+    board, s = tr.slices[(task.layer, lo)]
+    await cl.pulse(board, task.engine, "flush")
+    out = np.array(await cl.drain(board, task.engine, task.drain), dtype=np.int64)
+    w = tr.params[task.layer]["weight"]
+    n = (s["hi"] - s["lo"]) * int(np.prod(w.shape[1:]))
+    tr.accs[(task.layer, lo)] = (out[:n].reshape((s["hi"] - s["lo"], *w.shape[1:])), out[n:])
+
+
+async def run_task(cl: Cluster, tr: Trainer, task, clock: float, gbps) -> None:
+    if task.kind == "engine":
+        await run_engine(cl, tr, task)
+    elif task.kind == "flush":
+        await run_flush(cl, tr, task)
+    else:
+        if task.kind == "unit":
+            tr.unit(task)
+        await ClockCycles(cl.dut.clk, task_cycles(task, clock_mhz=clock, link_gbps=gbps))
+
+
+def _record(tr: Trainer, rec: dict, step: int) -> None:
+    for name, layer in tr.layers.items():
+        if layer.op is Op.SOFTMAX:
+            continue
+        rec[f"{step}/{name}/output"] = np.stack([a[layer.output] for a in tr.acts])
+    for name, errs in tr.input_errors.items():
+        rec[f"{step}/{name}/input_error"] = np.stack(errs)
+    for layer in tr.net.compute_layers:
+        parts = sorted((lo, acc) for (n, lo), acc in tr.accs.items() if n == layer.name)
+        rec[f"{step}/{layer.name}/acc_weight"] = np.concatenate([a[0] for _, a in parts])
+        if layer.weight("bias") is not None:
+            rec[f"{step}/{layer.name}/acc_bias"] = np.concatenate([a[1] for _, a in parts])
+        for role, value in tr.params[layer.name].items():
+            rec[f"{step}/{layer.name}/new_{role}"] = value.copy()
+
+
+@cocotb.test()
+async def cluster_trains(dut):
+    args = tb_args()
+    design = json.loads((Path(args["dir"]) / "design.json").read_text())
+    cl = Cluster(dut, design, args)
+    tr = Trainer(args, design)
+    tr.lr = float(args["lr"])
+    for b in design["boards"]:
+        for s in b["slices"]:
+            for e in s["engines"].values():
+                for port in ("start", "flush", "m_ready", "s_x_valid", "s_w_valid",
+                             "s_dy_valid", "s_b_valid"):
+                    cl.sig(b["index"], e["ident"], port).value = 0
+    await reset(dut)
+    phases = schedule(design, tr.net, batch=tr.batch)
+    clock, gbps = design["clock_mhz"], design["link_gbps"]
+    progress = Path(args["progress"])
+    result: dict = {"steps": [], "error": None}
+    rec: dict[str, np.ndarray] = {}
+    try:
+        for step in range(int(args["steps"])):
+            tr.begin_step()
+            await RisingEdge(dut.clk)
+            cl.t_step = cl.now()
+            phase_log = []
+            for k, phase in enumerate(phases):
+                cl.where = f"step {step + 1}, phase {k + 1} of {len(phases)}"
+                t0 = cl.now()
+                tasks = [cocotb.start_soon(run_task(cl, tr, t, clock, gbps)) for t in phase]
+                for t in tasks:
+                    await t
+                model = max(task_cycles(t, clock_mhz=clock, link_gbps=gbps) for t in phase)
+                phase_log.append([cl.now() - t0, model, phase[0].kind, phase[0].what])
+                if k % 8 == 0 or k == len(phases) - 1:
+                    progress.write_text(json.dumps({"step": step, "steps": args["steps"],
+                                                    "phase": k + 1, "phases": len(phases)}))
+            result["steps"].append({"cycles": cl.now() - cl.t_step, "phases": phase_log})
+            _record(tr, rec, step)
+            frames = [cl.sig(b["index"], e["ident"], "err_frame").value
+                      for b in design["boards"] for s in b["slices"] for e in s["engines"].values()]
+            if any(int(f) for f in frames):
+                raise Stalled("an engine flagged a stream framing error (last flag misplaced)")
+    except Stalled as exc:
+        result["error"] = str(exc)
+    np.savez(args["record"], **rec)
+    Path(args["out"]).write_text(json.dumps(result))
+    assert result["error"] is None, result["error"]
