@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from fpdeep.errors import FpdeepError
-from fpdeep.golden import quantise, train_step, weight_formats
+from fpdeep.golden import train_step, weight_formats
 from fpdeep.golden.step import _trainable
 from fpdeep.ir import Network, Op
 from fpdeep.schedule import schedule, step_cycles
@@ -81,7 +81,8 @@ def make_batch(network: Network, *, batch: int, seed: int,
         with np.load(data) as f:
             x, y = np.asarray(f["x"]), np.asarray(f["y"])
     except (OSError, KeyError, ValueError) as exc:
-        raise FpdeepError(f"--data {str(data)!r}: cannot read arrays x and y from it ({exc})")
+        raise FpdeepError(
+            f"--data {str(data)!r}: cannot read arrays x and y from it ({exc})") from exc
     if tuple(x.shape[1:]) != tuple(network.input_shape) or y.shape != (x.shape[0],):
         raise FpdeepError(
             f"--data {str(data)!r}: x must be (B, {', '.join(map(str, network.input_shape))}) "
@@ -118,7 +119,6 @@ def compare(network: Network, record: Mapping[str, np.ndarray], weights: dict[st
     """Golden steps from ``weights``; every recorded tensor checked. (mismatches, losses)."""
     mismatches: list[str] = []
     losses = []
-    formats = weight_formats(network)
     for step in range(steps):
         res = train_step(network, weights, x, y, lr=lr)
         losses.append(res.loss)
@@ -150,7 +150,6 @@ def compare(network: Network, record: Mapping[str, np.ndarray], weights: dict[st
                     mismatches.append(f"step {step + 1}, layer {layer.name}, {tensor}: "
                                       + _first_difference(got, want))
         weights = res.weights
-    _ = formats
     return mismatches, losses
 
 
@@ -269,7 +268,6 @@ def simulate(folder: str | Path, *, options: SimOptions, data: str | Path | None
                 out[ref.name] = (q * 2.0 ** -fmts[ref.name].frac).astype(np.float32) \
                     .reshape(ref.shape)
         np.savez(dump_weights, **out)
-    _ = quantise
     return result
 
 

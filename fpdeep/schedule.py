@@ -197,7 +197,8 @@ def schedule(design: Mapping[str, Any], network: Network, *, batch: int) -> list
     for entries in slices.values():
         for board, s in entries:
             per_board[board] = per_board.get(board, 0) + s["engines"]["wg"]["out_beats"]
-    phases.append([Task("unit", board, "sgd", elements=n) for board, n in sorted(per_board.items())])
+    phases.append([Task("unit", board, "sgd", elements=n)
+                   for board, n in sorted(per_board.items())])
     return [phase for phase in phases if phase]
 
 

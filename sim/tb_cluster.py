@@ -61,9 +61,8 @@ class Cluster:
     async def load(self, board: int, engine: str, data: dict[str, list[int]]) -> None:
         """Stream every operand of ``data`` into the engine at once, one beat per cycle."""
         mask = (1 << self.design["data_width"]) - 1
-        ports = {k: (self.sig(board, engine, f"s_{k}_data"), self.sig(board, engine, f"s_{k}_valid"),
-                     self.sig(board, engine, f"s_{k}_last"), self.sig(board, engine, f"s_{k}_ready"))
-                 for k in data}
+        ports = {k: tuple(self.sig(board, engine, f"s_{k}_{p}")
+                          for p in ("data", "valid", "last", "ready")) for k in data}
         index = dict.fromkeys(data, 0)
         idle = 0
         while any(index[k] < len(v) for k, v in data.items()):
@@ -78,7 +77,7 @@ class Cluster:
                     v.value = 0
             await ReadOnly()
             moved = False
-            for k, (_, v, _, ready) in ports.items():
+            for k, (_, _, _, ready) in ports.items():
                 if index[k] < len(data[k]) and int(ready.value):
                     index[k] += 1
                     moved = True
