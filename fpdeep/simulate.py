@@ -27,14 +27,19 @@ TB_ARGS_ENV = "FPDEEP_TB_ARGS"
 
 
 def data_dir(name: str) -> Path:
-    """The folder `hw`, `sim` or `templates`: `<checkout>/NAME`, else `fpdeep/_data/NAME`."""
+    """Folder `hw`, `sim` or `templates`: `fpdeep/_data/NAME` (wheel), else `<checkout>/NAME`."""
     if name not in _DATA_FOLDERS:
         raise FpdeepError(
             f"data_dir: unknown folder {name!r}; valid folders are {', '.join(_DATA_FOLDERS)}."
         )
-    for candidate in (_PACKAGE_DIR.parent / name, _PACKAGE_DIR / "_data" / name):
-        if candidate.is_dir():
-            return candidate
+    installed = _PACKAGE_DIR / "_data" / name
+    if installed.is_dir():
+        return installed
+    # A checkout (or editable install): only trust the parent folder if it is fpdeep's own,
+    # since an installed fpdeep's parent is site-packages, where any package may own "sim".
+    checkout = _PACKAGE_DIR.parent / name
+    if checkout.is_dir() and (_PACKAGE_DIR.parent / "pyproject.toml").is_file():
+        return checkout
     raise FpdeepError(
         f"fpdeep's {name!r} folder is missing: looked in {_PACKAGE_DIR.parent / name} (checkout) "
         f"and {_PACKAGE_DIR / '_data' / name} (installed wheel). Reinstall fpdeep."

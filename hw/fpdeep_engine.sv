@@ -346,7 +346,7 @@ module fpdeep_engine #(
     wire logic [ACCW-1:0] dval = dphase ? dbacc[dl1[MW-1:0]][dla[BAW-1:0]]
                                         : res[dbank][dla[RAW-1:0]];
     logic signed [DW-1:0] dq;
-    fpdeep_requant #(.IW(ACCW), .OW(DW), .SW(6)) u_rq (.x(dval), .shift(cfg_shift), .y(dq));
+    fpdeep_requant #(.IW(ACCW), .OW(DW), .SW(7)) u_rq (.x(dval), .shift({1'b0, cfg_shift}), .y(dq));
 
     assign m_valid = (state == DRAIN);
     assign m_last  = dfinal;

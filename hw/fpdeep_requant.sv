@@ -1,29 +1,42 @@
-// fpdeep requantiser (docs/numerics.md): round half up, arithmetic shift right, saturate.
-//   y = sat_OW( ((x >>> (shift-1)) + 1) >>> 1 )   for shift > 0,   y = sat_OW(x) for shift = 0,
-// the overflow-free form of floor((x + 2^(shift-1)) / 2^shift). Combinational.
+// fpdeep requantiser (docs/numerics.md §3): round half up, arithmetic shift, saturate.
+//   shift > 0:  y = sat_OW( ((x >>> (shift-1)) + 1) >>> 1 )  -- floor((x + 2^(shift-1)) / 2^shift)
+//   shift = 0:  y = sat_OW(x)
+//   shift < 0:  y = sat_OW( sat_OW(x) <<< -shift )            -- clamping first cannot change
+//                                                                the result and avoids overflow
+// `shift` is two's complement, SW bits. Combinational. OW = IW turns saturation off (a plain
+// rounding shift, as the SGD step needs).
 `default_nettype none
 
 module fpdeep_requant #(
     parameter int IW = 48,
     parameter int OW = 16,
-    parameter int SW = 6
+    parameter int SW = 7
 ) (
     input  wire logic signed [IW-1:0] x,
-    input  wire logic        [SW-1:0] shift,
+    input  wire logic signed [SW-1:0] shift,
     output logic signed      [OW-1:0] y
 );
-    localparam logic signed [IW-1:0] HI = IW'((64'sd1 <<< (OW - 1)) - 1);
-    localparam logic signed [IW-1:0] LO = -IW'(64'sd1 <<< (OW - 1));
+    localparam logic signed [IW:0]   ONE = 1;
+    localparam logic signed [IW:0]   HI  = (ONE <<< (OW - 1)) - ONE;
+    localparam logic signed [IW:0]   LO  = -(ONE <<< (OW - 1));
 
-    localparam logic signed [IW-1:0] ONE = 1;
+    function automatic logic signed [IW:0] clamp(input logic signed [IW:0] v);
+        if (v > HI)      return HI;
+        else if (v < LO) return LO;
+        else             return v;
+    endfunction
 
-    logic signed [IW-1:0] half, r;
+    logic signed [IW-1:0] half;
+    logic signed [IW:0]   r;
+    logic        [SW-1:0] left;
     always_comb begin
         half = x >>> (shift - 1'b1);
-        r = (shift == '0) ? x : ((half + ONE) >>> 1);
-        if (r > HI)      y = HI[OW-1:0];
-        else if (r < LO) y = LO[OW-1:0];
-        else             y = r[OW-1:0];
+        left = -shift;
+        // one bit wider so that x = max and shift = 1 cannot overflow
+        if (shift > 0)       r = ((IW+1)'(half) + ONE) >>> 1;
+        else if (shift == 0) r = (IW+1)'(x);
+        else                 r = clamp((IW+1)'(x)) <<< left;
+        y = OW'(clamp(r));
     end
 endmodule
 

@@ -39,7 +39,8 @@ class StreamSource:
     """Drives `<prefix>_data/_last/_valid`, honours `<prefix>_ready`, idles at random."""
 
     def __init__(self, dut, prefix: str, beats: Sequence[int], *, rng: random.Random,
-                 idle: float = 0.3, last: bool = True, width: int = 16) -> None:
+                 idle: float = 0.3, last: bool = True, width: int = 16,
+                 side: tuple[str, Sequence[int]] | None = None) -> None:
         self.data = getattr(dut, f"{prefix}_data")
         self.valid = getattr(dut, f"{prefix}_valid")
         self.ready = getattr(dut, f"{prefix}_ready")
@@ -51,6 +52,8 @@ class StreamSource:
         self.index = 0
         self.fired = False
         self.valid.value = 0
+        # optional sideband signal (AXI-Stream TUSER style) sent with each beat
+        self.side = (getattr(dut, f"{prefix}_{side[0]}"), list(side[1])) if side else None
 
     @property
     def done(self) -> bool:
@@ -64,6 +67,8 @@ class StreamSource:
             return
         self.valid.value = 1
         self.data.value = self.beats[self.index] & self.mask
+        if self.side is not None:
+            self.side[0].value = self.side[1][self.index]
         if self.lastsig is not None:
             self.lastsig.value = int(self.index == len(self.beats) - 1)
 
@@ -75,7 +80,8 @@ class StreamSink:
     """Collects beats of `<prefix>_*` and pulls `<prefix>_ready` low at random."""
 
     def __init__(self, dut, prefix: str, *, rng: random.Random, stall: float = 0.3,
-                 last: bool = True, width: int = 16, expect: int | None = None) -> None:
+                 last: bool = True, width: int = 16, expect: int | None = None,
+                 side: str | None = None) -> None:
         self.data = getattr(dut, f"{prefix}_data")
         self.valid = getattr(dut, f"{prefix}_valid")
         self.ready = getattr(dut, f"{prefix}_ready")
@@ -86,6 +92,8 @@ class StreamSink:
         self.expect = expect
         self.beats: list[int] = []
         self.lasts: list[int] = []
+        self.side = getattr(dut, f"{prefix}_{side}") if side else None
+        self.sides: list[int] = []
         self.ready.value = 0
 
     @property
@@ -102,6 +110,8 @@ class StreamSink:
             self.beats.append(signed(int(self.data.value), self.width))
             if self.lastsig is not None:
                 self.lasts.append(int(self.lastsig.value))
+            if self.side is not None:
+                self.sides.append(int(self.side.value))
 
 
 async def run_streams(dut, endpoints: Sequence[StreamSource | StreamSink], *,
