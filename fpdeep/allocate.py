@@ -53,25 +53,24 @@ def _tile_options(co: int) -> tuple[np.ndarray, np.ndarray]:
     return lanes, -(-co // lanes)
 
 
-def cheapest(
-    shape: EngineShape, cycles: int, dsp_per_mac: float, max_tp: int = 1
-) -> EngineAlloc | None:
-    """Fewest-DSP tm x tn (x tp <= max_tp) that finishes ``shape`` within ``cycles``; None when
-    none can."""
+@lru_cache(maxsize=1 << 16)
+def _cheapest(
+    shape: EngineShape, cycles: int, dsp_per_mac: float, max_tp: int
+) -> tuple[int, int, int, int] | None:
+    """(dsp, tm, tn, tp) of the fewest-DSP array within ``cycles``, the fastest among equals."""
     best: tuple[int, int, int, int, int] | None = None  # dsp, cycles, tm, tn, tp
-    tps = _tile_options(shape.ho)[0] if max_tp > 1 else np.array([1])
-    for tp in (int(t) for t in tps if t <= max_tp):
-        rows = -(-shape.ho // tp)
-        inner = shape.kh * shape.kw * rows * shape.wo
+    tps = [1] if max_tp == 1 else [int(t) for t in _tile_options(shape.ho)[0] if t <= max_tp]
+    tms_all, a_all = _tile_options(shape.co)
+    for tp in tps:
+        inner = shape.kh * shape.kw * -(-shape.ho // tp) * shape.wo
         budget = (cycles - perf.ENGINE_LATENCY) // inner  # allowed ceil(co/tm)*ceil(ci/tn)
         if budget < 1:
             continue
-        tms, a = _tile_options(shape.co)
-        b = np.minimum(budget // a, shape.ci)
+        b = np.minimum(budget // a_all, shape.ci)
         ok = b >= 1
-        if not ok.any():
+        tms, a, b = tms_all[ok], a_all[ok], b[ok]
+        if tms.size == 0:
             continue
-        tms, a, b = tms[ok], a[ok], b[ok]
         tns = -(-shape.ci // b)
         dsp = np.ceil(tms * tns * tp * dsp_per_mac - 1e-9).astype(np.int64)
         tiles = a * -(-shape.ci // tns)
@@ -80,9 +79,18 @@ def cheapest(
         found = (int(dsp[pick]), int(tiles[pick]) * inner, int(tms[pick]), int(tns[pick]), tp)
         if best is None or found[:2] < best[:2]:
             best = found
-    if best is None:
+    return None if best is None else (best[0], best[2], best[3], best[4])
+
+
+def cheapest(
+    shape: EngineShape, cycles: int, dsp_per_mac: float, max_tp: int = 1
+) -> EngineAlloc | None:
+    """Fewest-DSP tm x tn (x tp <= max_tp) that finishes ``shape`` within ``cycles``; None when
+    none can."""
+    found = _cheapest(shape, cycles, dsp_per_mac, max_tp)
+    if found is None:
         return None
-    dsp, _, tm, tn, tp = best
+    dsp, tm, tn, tp = found
     return EngineAlloc(
         tm=tm,
         tn=tn,
@@ -101,10 +109,10 @@ def dsp_needed(
     """DSPs all ``shapes`` need to finish within ``cycles`` (inf when some cannot)."""
     total = 0
     for shape in shapes:
-        alloc = cheapest(shape, cycles, dsp_per_mac, max_tp)
-        if alloc is None:
+        found = _cheapest(shape, cycles, dsp_per_mac, max_tp)
+        if found is None:
             return math.inf
-        total += alloc.dsp
+        total += found[0]
     return total
 
 
@@ -171,7 +179,7 @@ class MemoryPlan:
     uram_bits: int
     spilled_bits: int  # held off chip (DRAM or a neighbour): stash, streams, grads, weights
     traffic_bytes_per_image: float  # off-chip reads + writes an image causes
-    buffers_fit: bool  # stream buffers must be on chip
+    buffers_fit: bool  # line buffers must be on chip
 
 
 def plan_memory(storage: Storage, *, bram_bits: int, uram_bits: int) -> MemoryPlan:

@@ -120,7 +120,8 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_model_arguments(parser)
     where = parser.add_mutually_exclusive_group(required=True)
-    where.add_argument("--board", metavar="NAME", help="a bundled board (e.g. vcu118)")
+    where.add_argument("--board", metavar="NAME",
+                       help="a bundled board (e.g. vcu118), or NAME,NAME,... for a mixed chain")
     where.add_argument("--board-file", metavar="FILE", help="your own board description (TOML)")
     parser.add_argument("--boards", type=int, metavar="N", help="boards in the chain")
     parser.add_argument("--partition", choices=STRATEGIES, default="fpdeep",
@@ -134,13 +135,19 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
                         help="fraction of DSP and RAM a plan may use (routing headroom)")
     parser.add_argument("--pipelining", choices=PIPELINING, default="image",
                         help="image: ping-pong per image (generated today); row: FPDeep's rows")
+    parser.add_argument("--pixel-lanes", type=int, default=1, metavar="P",
+                        help="what-if: engines that also compute P output rows at once "
+                             "(the generated engines compute 1)")
 
 
 def make_cluster_from(args: argparse.Namespace, count: int) -> fpdeep.Cluster:
     board = Path(args.board_file) if args.board_file else args.board
+    if isinstance(board, str) and "," in board:
+        board = board.split(",")
     return fpdeep.make_cluster(
         board=board, boards=count, link_gbps=args.link_gbps, precision=args.precision,
         clock_mhz=args.clock, util_cap=args.util_cap, pipelining=args.pipelining,
+        pixel_lanes=args.pixel_lanes,
     )
 
 
@@ -192,6 +199,10 @@ def build_folder(args: argparse.Namespace) -> Path:
 
     if args.boards is None:
         raise FpdeepError("give --boards N: the number of boards to generate")
+    if args.pixel_lanes != 1:
+        raise FpdeepError(
+            f"--pixel-lanes {args.pixel_lanes} is a planning what-if; the generated engines "
+            "compute one output row at a time, so build needs --pixel-lanes 1")
     network = fpdeep.load_onnx(args.model, input_shape=args.input_shape)
     result = fpdeep.plan(network, make_cluster_from(args, args.boards),
                          strategy=args.partition, batch=args.batch)
@@ -276,7 +287,7 @@ def _demo(args: argparse.Namespace) -> int:
     _inspect(argparse.Namespace(model=model, input_shape=None, json=None))
     common = dict(model=model, input_shape=None, board="zcu102", board_file=None, boards=2,
                   partition="fpdeep", precision=16, batch=4, clock=None, link_gbps=None,
-                  util_cap=0.85, pipelining="image")
+                  util_cap=0.85, pipelining="image", pixel_lanes=1)
     print("\n== plan")
     _plan(argparse.Namespace(**common, sweep=None, json=None, html=None))
     print("\n== build")

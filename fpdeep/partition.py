@@ -387,6 +387,11 @@ class _Search:
         return ok
 
 
+def cuts_exist(model: ChainModel, cluster: Cluster) -> bool:
+    """Whether any cuts fit every board's data, however slow (the optimal search's model)."""
+    return _Search(model, cluster).feasible(2**60) is not None
+
+
 def partition_optimal(
     model: ChainModel, cluster: Cluster, *, upper_ii: int
 ) -> tuple[int, ...] | None:

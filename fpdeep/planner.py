@@ -21,6 +21,7 @@ from fpdeep.partition import (
     board_limits,
     chain_model,
     check_board_count,
+    cuts_exist,
     partition_fpdeep,
     partition_optimal,
 )
@@ -41,6 +42,7 @@ class BoardPlan:
     slices: tuple[SlicePlan, ...]
     dsp_used: int
     dsp_available: int
+    storage: Storage  # what the slices need, in bits, before placement
     memory: MemoryPlan
     bram_bits_available: int
     uram_bits_available: int
@@ -130,7 +132,7 @@ def _memories(
         if not mem.buffers_fit:
             raise DoesNotFit(
                 f"board {b} ({cluster.boards[b].name}) needs {storage.buffers / 8e6:.1f} MB of "
-                f"stream buffers on chip but has {(lim.bram_bits + lim.uram_bits) / 8e6:.1f} MB "
+                f"line buffers on chip but has {(lim.bram_bits + lim.uram_bits) / 8e6:.1f} MB "
                 f"within the {cluster.util_cap:.0%} utilisation cap"
             )
         memories.append(mem)
@@ -194,6 +196,7 @@ def evaluate(
                 slices=tuple(slices),
                 dsp_used=dsp_used,
                 dsp_available=board.dsp,
+                storage=_storage_of(model, cluster, board_slices[b]),
                 memory=mem,
                 bram_bits_available=board.bram_bits,
                 uram_bits_available=board.uram_bits,
@@ -350,49 +353,59 @@ def plan(
                 best = found
     if best is None:
         assert failure is not None
-        raise _no_fit(model, cluster, failure)
+        raise _no_fit(model, cluster, failure, strategy)
     return replace(best, strategy=strategy)
 
 
-def _fits(model: ChainModel, cluster: Cluster) -> DoesNotFit | None:
+def _fits(model: ChainModel, cluster: Cluster, strategy: str) -> bool:
+    """Whether the network's data fits the cluster somewhere (speed aside) with ``strategy``."""
     cuts = partition_fpdeep(model, cluster)
     try:
         _memories(model, cluster, [model.slices(cuts[b], cuts[b + 1]) for b in range(cluster.size)])
-    except DoesNotFit as exc:
-        return exc
-    return None
+        return True
+    except DoesNotFit:
+        pass
+    # optimal also places cuts by storage; with an unbounded II only capacity counts.
+    return strategy == "optimal" and cuts_exist(model, cluster)
 
 
-def _no_fit(model: ChainModel, cluster: Cluster, failure: DoesNotFit) -> FpdeepError:
+def _smallest(model: ChainModel, cluster: Cluster, strategy: str, limit: int) -> int | None:
+    """Fewest boards of the cluster's type (more than it has) that fit, up to ``limit``."""
+
+    def fits(count: int) -> bool:
+        sized = replace(cluster, boards=cluster.boards[:1] * count,
+                        link_gbps=(cluster.link_gbps[:1] or (1.0,)) * (count - 1))
+        return _fits(model, sized, strategy)
+
+    lo, hi = cluster.size, cluster.size  # lo does not fit
+    while not fits(hi):
+        if hi >= limit:
+            return None
+        lo, hi = hi, min(2 * hi, limit)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
+    return hi
+
+
+def _no_fit(
+    model: ChainModel, cluster: Cluster, failure: DoesNotFit, strategy: str
+) -> FpdeepError:
     """The error for a network too big for the cluster, with the smallest board count that fits."""
     n = cluster.size
     head = f"network {model.network!r} does not fit on {n} x {cluster.boards[0].name}: {failure}"
     if len({b.name for b in cluster.boards}) > 1:
         return FpdeepError(f"{head}. Add boards or use larger ones.")
     limit = min(model.total, 4096)
-
-    def sized(count: int) -> Cluster:
-        return replace(cluster, boards=cluster.boards[:1] * count,
-                       link_gbps=(cluster.link_gbps[:1] or (1.0,)) * (count - 1))
-
-    hi = n
-    while hi < limit:
-        hi = min(2 * hi, limit)
-        if _fits(model, sized(hi)) is None:
-            break
-    else:
-        why = _fits(model, sized(limit))
-        return FpdeepError(
-            f"{head}. No number of boards fits (tried up to {limit}): {why or failure}"
-        )
-    lo = n + 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if _fits(model, sized(mid)) is None:
-            hi = mid
-        else:
-            lo = mid + 1
-    return FpdeepError(f"{head}. The smallest chain that fits has {hi} boards.")
+    count = _smallest(model, cluster, strategy, limit)
+    if count is None:
+        return FpdeepError(f"{head}. No number of boards fits (tried up to {limit}).")
+    text = f"{head}. The smallest chain that fits has {count} boards"
+    if strategy == "fpdeep":
+        other = _smallest(model, cluster, "optimal", count)
+        if other is not None and other < count:
+            text += f" ({other} with --partition optimal, which also balances storage)"
+    return FpdeepError(text + ".")
 
 
 def sweep(

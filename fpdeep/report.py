@@ -118,7 +118,8 @@ def plan_text(plan: Plan) -> str:
     kinds = ", ".join(sorted({b.name for b in c.boards}))
     out = [
         f"{plan.model} on {c.size} x {kinds} ({c.topology}), partition {plan.strategy}, "
-        f"{c.precision}-bit, {t.clock_mhz:g} MHz, {c.pipelining} pipelining",
+        f"{c.precision}-bit, {t.clock_mhz:g} MHz, {c.pipelining} pipelining"
+        + (f", WHAT-IF {c.pixel_lanes} pixel lanes" if c.pixel_lanes > 1 else ""),
         "",
     ]
     rows = []
@@ -126,15 +127,20 @@ def plan_text(plan: Plan) -> str:
         mem = bp.memory
         rows.append([
             str(bp.index), _layers_of(bp), f"{bp.dsp_used}/{bp.dsp_available}",
+            "/".join(f"{v / 8e6:.1f}" for v in (bp.storage.weights, bp.storage.grads,
+                                                bp.storage.stash,
+                                                bp.storage.buffers + bp.storage.streams)),
             _pct(mem.bram_bits, bp.bram_bits_available),
             _pct(mem.uram_bits, bp.uram_bits_available),
             f"{mem.spilled_bits / 8e6:.1f} MB -> {bp.spill_to}" if mem.spilled_bits else "-",
             format_count(bp.compute_cycles), format_count(bp.memory_cycles),
         ])
     out.append(format_table(
-        ["board", "layers", "DSP", "BRAM", "URAM", "off chip", "cycles", "mem cycles"],
-        rows, right=[True, False, True, True, True, False, True, True],
+        ["board", "layers", "DSP", "W/G/S/B MB", "BRAM", "URAM", "off chip", "cycles",
+         "mem cycles"],
+        rows, right=[True, False, True, True, True, True, False, True, True],
     ))
+    out.append("(W/G/S/B: weights, gradient accumulators, activation stash, buffers)")
     if plan.links:
         out.append("")
         rows = [
@@ -321,7 +327,7 @@ def _svg_scaling(rows: Sequence[dict[str, Any]]) -> str:
     for frac in (0, 0.5, 1):
         y = top + plot_h * (1 - frac)
         parts.append(f'<text x="{left - 4}" y="{y + 4:.1f}" font-size="10" text-anchor="end">'
-                     f'{format_count(peak * frac)}/s</text>')
+                     f'{peak * frac:,.0f}/s</text>')
     for x in sorted({xs[0], xs[-1], *(xs[len(xs) // 4 :: max(len(xs) // 4, 1)])}):
         parts.append(f'<text x="{left + plot_w * x / xmax:.1f}" y="{height - bottom + 14}" '
                      f'font-size="10" text-anchor="middle">{x}</text>')

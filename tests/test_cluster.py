@@ -45,3 +45,9 @@ def test_other_options_are_validated():
         make_cluster(board="vcu118", boards=2, topology="ring")
     with pytest.raises(FpdeepError, match=r"boards \(3\) does not match the 2 boards listed"):
         make_cluster(board=["vcu118", "u250"], boards=3)
+
+
+def test_pixel_lanes_what_if_must_be_positive():
+    assert make_cluster(board="vcu118", boards=1).pixel_lanes == 1  # as generated
+    with pytest.raises(FpdeepError, match="pixel_lanes must be a positive integer, got 0"):
+        make_cluster(board="vcu118", boards=1, pixel_lanes=0)

@@ -14,9 +14,10 @@ from fpdeep.partition import chain_model, partition_fpdeep
 from fpdeep.planner import DoesNotFit, evaluate, plan
 
 
-def small_board(*, dsp: int = 64, bram: int = 8, gbytes: float = 1.0, gbps: float = 4.0) -> str:
+def small_board(*, dsp: int = 64, bram: int = 8, gbytes: float = 1.0, gbps: float = 4.0,
+                name: str = "tiny") -> str:
     return f"""
-name = "tiny"
+name = "{name}"
 title = "test board"
 vendor = "test"
 part = "none"
@@ -91,7 +92,7 @@ networks = st.builds(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(net=networks, boards=st.integers(1, 9), strategy=st.sampled_from(["fpdeep", "optimal"]),
        gbps=st.sampled_from([None, 0.05, 1.0]))
 def test_every_channel_is_assigned_exactly_once(net, boards, strategy, gbps):
@@ -110,7 +111,24 @@ def test_every_channel_is_assigned_exactly_once(net, boards, strategy, gbps):
         assert bp.dsp_used <= cluster.dsp_budget(bp.index)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(net=networks, kinds=st.lists(st.sampled_from([0, 1]), min_size=1, max_size=6),
+       strategy=st.sampled_from(["fpdeep", "optimal"]))
+def test_mixed_chains_assign_every_channel_once(net, kinds, strategy):
+    types = [parse_board(small_board(dsp=96, bram=64, name="big"), "big.toml"),
+             parse_board(small_board(dsp=40, bram=8, gbps=1.0, name="small"), "small.toml")]
+    model = chain_model(net, precision=16, pipelining="image")
+    cluster = make_cluster(board=[types[k] for k in kinds[: model.total]])
+    result = plan(net, cluster, strategy=strategy)
+    cells = sorted((sp.slice.layer, c) for bp in result.boards for sp in bp.slices
+                   for c in range(sp.slice.lo, sp.slice.hi))
+    assert cells == sorted((layer.name, c) for layer in net.compute_layers
+                           for c in range(layer.out_shape[0]))
+    for bp in result.boards:
+        assert bp.dsp_used <= cluster.dsp_budget(bp.index)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(net=st.builds(chain, st.lists(st.integers(1, 5), min_size=2, max_size=3),
                      size=st.sampled_from([4, 6]), fc=st.lists(st.integers(1, 4), max_size=1),
                      residual=st.booleans()),

@@ -2,34 +2,15 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from conftest import save, tiny_cnn
 
 from fpdeep.cli import main
 
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
-    rng = np.random.default_rng(0)
-    inits = [
-        numpy_helper.from_array(rng.standard_normal((8, 3, 3, 3)).astype(np.float32), "w0"),
-        numpy_helper.from_array(rng.standard_normal((10, 8 * 8 * 8)).astype(np.float32), "w1"),
-    ]
-    nodes = [
-        helper.make_node("Conv", ["x", "w0"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
-        helper.make_node("Relu", ["c"], ["r"]),
-        helper.make_node("Flatten", ["r"], ["f"], axis=1),
-        helper.make_node("Gemm", ["f", "w1"], ["y"], transB=1),
-    ]
-    graph = helper.make_graph(
-        nodes, "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits,
-    )
-    path = tmp_path_factory.mktemp("m") / "tiny.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
-    return str(path)
+    return str(save(tiny_cnn(), tmp_path_factory.mktemp("m")))
 
 
 def test_plan_writes_text_json_and_html(model, tmp_path, capsys):
@@ -42,6 +23,19 @@ def test_plan_writes_text_json_and_html(model, tmp_path, capsys):
     data = json.loads(out.read_text())
     assert data["strategy"] == "optimal" and len(data["boards"]) == 2
     assert "<svg" in page.read_text()
+
+
+def test_plan_json_to_stdout_is_pure_json(model, capsys):
+    assert main(["plan", model, "--board", "zcu102", "--boards", "2", "--json", "-"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["cluster"]["boards"] == ["zcu102", "zcu102"]
+
+
+def test_plan_mixed_chain(model, capsys):
+    assert main(["plan", model, "--board", "vc709,vcu118", "--boards", "2"]) == 0
+    assert "2 x vc709, vcu118" in capsys.readouterr().out
+    assert main(["plan", model, "--board", "vc709,vcu118", "--boards", "3"]) == 2
+    assert "boards (3) does not match the 2 boards listed" in capsys.readouterr().err
 
 
 def test_plan_sweep(model, tmp_path, capsys):
@@ -68,6 +62,13 @@ def test_bad_input_exits_2_with_a_message(model, capsys, args, message):
     assert main(["plan", model, *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith("fpdeep: error: ") and message in err
+
+
+def test_bad_sweep_is_a_usage_error(model, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["plan", model, "--board", "vcu118", "--sweep", "0..3"])
+    assert info.value.code == 2
+    assert "'0..3' is not a list of board counts" in capsys.readouterr().err
 
 
 def test_malformed_board_file_exits_2(model, tmp_path, capsys):

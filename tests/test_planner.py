@@ -72,7 +72,7 @@ def test_model_that_fits_on_no_chain_says_why():
     b = NetBuilder((3, 64, 64))
     net = b.build(b.conv("input", 4))  # line buffers of a 64-wide 3x3 window exceed 31 kbit
     board = parse_board(small_board(dsp=64, bram=1), "tiny.toml")
-    with pytest.raises(FpdeepError, match=r"No number of boards fits .*stream buffers on chip"):
+    with pytest.raises(FpdeepError, match=r"line buffers on chip.*No number of boards fits"):
         plan(net, make_cluster(board=board, boards=1))
 
 
@@ -95,3 +95,32 @@ def test_split_layer_traffic_reaches_the_links():
             bytes_per_image=max(link.bytes_forward, link.bytes_backward), gbps=10,
             clock_mhz=250,
         )
+
+
+def test_pixel_lanes_what_if_lowers_the_spatial_floor():
+    # One 3x3 conv on 16x16: with channel lanes only, an image takes at least 9 * 16 * 16 cycles.
+    b = NetBuilder((4, 16, 16))
+    net = b.build(b.conv("input", 4))
+    base = plan(net, make_cluster(board="vcu118", boards=1))
+    assert base.totals.ii_cycles == 9 * 16 * 16 + perf.ENGINE_LATENCY
+    wide = plan(net, make_cluster(board="vcu118", boards=1, pixel_lanes=16))
+    assert wide.totals.ii_cycles == 9 * 16 + perf.ENGINE_LATENCY
+    fp = wide.boards[0].slices[0].engines["fp"]
+    assert (fp.tm, fp.tn, fp.tp) == (4, 4, 16)
+
+
+def test_too_big_for_fpdeep_points_to_optimal_when_it_needs_fewer_boards():
+    # A light conv then two FC layers: the equal-work split puts nearly all FC weights on the last
+    # board, while optimal spreads them by storage.
+    net = chain([16, 16], size=8, fc=[512, 512])
+    board = parse_board(small_board(dsp=64, bram=16, gbytes=0.0002), "tiny.toml")
+    with pytest.raises(FpdeepError) as info:
+        plan(net, make_cluster(board=board, boards=2), strategy="fpdeep")
+    message = str(info.value)
+    found = re.search(r"has (\d+) boards \((\d+) with --partition optimal", message)
+    assert found, message
+    k_fpdeep, k_opt = int(found.group(1)), int(found.group(2))
+    assert k_opt < k_fpdeep
+    plan(net, make_cluster(board=board, boards=k_opt), strategy="optimal")
+    with pytest.raises(FpdeepError, match=rf"smallest chain that fits has {k_opt} boards\."):
+        plan(net, make_cluster(board=board, boards=k_opt - 1), strategy="optimal")

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+import re
+import xml.etree.ElementTree as ET
 
 from plan_nets import chain
 
@@ -64,6 +66,8 @@ def test_text_and_html_reports():
     assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "https://" not in page
     assert "DS890" in page  # the board's sources are shown
+    for svg in re.findall(r"<svg.*?</svg>", page, flags=re.S):
+        ET.fromstring(svg)  # every plot is well-formed XML
 
 
 def test_sweep_knee_and_errors():
