@@ -183,6 +183,11 @@ def design(network: Network, plan: Plan, *, numerics: Numerics | None = None) ->
                   tuple(lp.gbps_available for lp in plan.links))
 
 
+def comment_text(name: str) -> str:
+    """A model name made safe inside a one-line comment (no newline or control characters)."""
+    return "".join(c if c.isprintable() and c.isascii() else "?" for c in name)
+
+
 def _literal(value: int, width: int) -> str:
     if value < 0 or value >> width:
         raise FpdeepError(f"configuration constant {value} does not fit in {width} bits")
@@ -196,14 +201,14 @@ def board_values(d: Design, board: BoardDesign) -> dict[str, Any]:
         for e in s.engines.values():
             engines.append({
                 "ident": e.ident,
-                "layer": s.layer,
+                "layer": comment_text(s.layer),
                 "channels": f"{s.lo}..{s.hi - 1}",
                 "mode": e.mode.upper(),
                 "params": e.params.as_parameters(),
                 "cfg": [(name, CFG_WIDTHS[name], _literal(e.config.ports[name], CFG_WIDTHS[name]))
                         for name in CFG_WIDTHS],
             })
-    return {"module": board.module, "index": board.index, "model": d.model,
+    return {"module": board.module, "index": board.index, "model": comment_text(d.model),
             "dw": d.data_width, "accw": ACC_BITS, "engines": engines,
             "in_streams": IN_STREAMS}
 
@@ -211,7 +216,8 @@ def board_values(d: Design, board: BoardDesign) -> dict[str, Any]:
 def cluster_values(d: Design) -> dict[str, Any]:
     """What `templates/cluster_top.sv.j2` prints: every board with its engines' port prefixes."""
     return {
-        "model": d.model, "dw": d.data_width, "accw": ACC_BITS, "in_streams": IN_STREAMS,
+        "model": comment_text(d.model), "dw": d.data_width, "accw": ACC_BITS,
+        "in_streams": IN_STREAMS,
         "boards": [{"index": b.index, "module": b.module,
                     "engines": [e.ident for s in b.slices for e in s.engines.values()]}
                    for b in d.boards],

@@ -74,7 +74,6 @@ def build(network: Network, plan: Plan, out: str | Path, *, model_bytes: bytes,
         stage.write("README.md", render("README.md.j2", {
             "model": d.model, "board_name": " + ".join(names), "strategy": plan.strategy,
             "precision": plan.cluster.precision, "clock_mhz": f"{plan.cluster.clock_mhz:g}",
-            "out_name": Path(out).name,
             "boards": [{"index": b.index, "module": b.module, "summary": summary}
                        for b, summary in zip(d.boards, summaries, strict=True)]}))
     return Path(out)
