@@ -288,6 +288,15 @@ async def run_task(cl: Cluster, tr: Trainer, task, clock: float, gbps) -> None:
         await ClockCycles(cl.dut.clk, task_cycles(task, clock_mhz=clock, link_gbps=gbps))
 
 
+async def guarded(coro, errors: list) -> None:
+    """Run a task of a phase; a stall is handed to the phase (a failing cocotb task would end
+    the test before the message is written)."""
+    try:
+        await coro
+    except Stalled as exc:
+        errors.append(exc)
+
+
 def _record(tr: Trainer, rec: dict, step: int) -> None:
     for name, layer in tr.layers.items():
         if layer.op is Op.SOFTMAX:
@@ -332,9 +341,13 @@ async def cluster_trains(dut):
             for k, phase in enumerate(phases):
                 cl.where = f"step {step + 1}, phase {k + 1} of {len(phases)}"
                 t0 = cl.now()
-                tasks = [cocotb.start_soon(run_task(cl, tr, t, clock, gbps)) for t in phase]
+                errors: list[Stalled] = []
+                tasks = [cocotb.start_soon(guarded(run_task(cl, tr, t, clock, gbps), errors))
+                         for t in phase]
                 for t in tasks:
                     await t
+                if errors:
+                    raise errors[0]
                 model = max(task_cycles(t, clock_mhz=clock, link_gbps=gbps) for t in phase)
                 phase_log.append([cl.now() - t0, model, phase[0].kind, phase[0].what])
                 if k % 8 == 0 or k == len(phases) - 1:
