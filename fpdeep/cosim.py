@@ -30,9 +30,10 @@ RESULT_FILE = "result.json"
 DEFAULT_MAX_CYCLES = 2_000_000
 # What runs as RTL and what the testbench supplies in this generation (reported in result.json).
 RTL_PARTS = ("Conv/FC FP, BP and WG engines (fpdeep_engine): every MAC, accumulation, bias, "
-             "requantisation, and the WG batch sums")
-TESTBENCH_PARTS = ("board controller (schedule), element-wise units (ReLU, pooling, Add, Flatten), "
-                   "loss error, partial-error reduction of split layers, SGD update, links")
+             "requantisation and the WG batch sums; ReLU (fpdeep_relu) and pooling "
+             "(fpdeep_pool) forward and backward; the SGD update (fpdeep_sgd)")
+TESTBENCH_PARTS = ("board controller (the static schedule), loss error, Add / error fan-in and "
+                   "fan-out, Flatten, partial-error reduction of split layers, links")
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from typing import Any
 from fpdeep import perf
 from fpdeep.errors import FpdeepError
 from fpdeep.ir import Network, Op
+from fpdeep.pool_engine import POOL_LATENCY
 
 # Protocol overheads of one engine task, in cycles (see sim/tb_cluster.py): a load needs one
 # cycle after its last beat to drop valid; a run is timed from the start pulse's edge to the
@@ -35,9 +36,14 @@ from fpdeep.ir import Network, Op
 LOAD_OVERHEAD = 1
 START_OVERHEAD = 1
 DRAIN_OVERHEAD = 1
-# Element-wise units (ReLU, pooling, Add, Flatten, loss, partial-sum reduction, SGD) stream one
-# element per cycle after a short pipeline.
+# Units the controller still plays (Add, Flatten, loss, partial-sum reduction) are timed as
+# streaming one element per cycle after a short pipeline.
 UNIT_LATENCY = 4
+# RTL streaming units, input and output streams running together: the ReLU and SGD units have
+# one output register, plus one cycle to see the first beat and one to drop valid after the
+# last (measured in the cluster simulation).
+RELU_OVERHEAD = 2
+SGD_OVERHEAD = 2
 # Bytes of one element on a link (16-bit data) and of a raw partial sum (48-bit accumulator).
 ELEM_BYTES = 2
 RAW_BYTES = 6
@@ -57,6 +63,8 @@ class Task:
     run: int = 0  # loop-nest cycles incl. latency, 0: no start pulse
     drain: int = 0  # result beats
     elements: int = 0  # units: elements streamed
+    rtl: str = ""  # units: the RTL unit that does it (relu, pool, sgd), "" for the controller
+    tensors: int = 0  # sgd: tensors streamed through the unit
     dst: int = -1  # links: receiving board
     bytes: int = 0  # links: payload
 
@@ -66,7 +74,7 @@ KINDS = ("engine", "flush", "unit", "link")
 
 def task_cycles(task: Task, *, clock_mhz: float, link_gbps: Sequence[float]) -> int:
     """Modelled cycles of one task."""
-    if task.kind in ("engine", "flush"):
+    if task.kind in ("engine", "flush") or task.rtl == "pool":
         beats = max(task.loads.values(), default=0)
         cycles = beats + LOAD_OVERHEAD if beats else 0
         if task.run:
@@ -74,6 +82,10 @@ def task_cycles(task: Task, *, clock_mhz: float, link_gbps: Sequence[float]) -> 
         if task.drain:
             cycles += task.drain + DRAIN_OVERHEAD
         return cycles
+    if task.kind == "unit" and task.rtl == "relu":
+        return task.elements + RELU_OVERHEAD
+    if task.kind == "unit" and task.rtl == "sgd":
+        return task.elements + task.tensors * SGD_OVERHEAD
     if task.kind == "unit":
         return task.elements + UNIT_LATENCY
     if task.kind == "link":
@@ -95,20 +107,6 @@ def _elements(shape: Sequence[int]) -> int:
     return math.prod(shape)
 
 
-class _Homes:
-    """Which board holds the whole of each tensor (where its consumers gather it)."""
-
-    def __init__(self, network: Network, slices: Mapping[str, list[tuple[int, dict]]]):
-        self.board: dict[str, int] = {network.input_name: 0}
-        for layer in network.layers:
-            if layer.op is Op.SOFTMAX:
-                continue
-            if layer.is_compute:
-                self.board[layer.output] = slices[layer.name][-1][0]
-            else:
-                self.board[layer.output] = max(self.board[t] for t in layer.inputs)
-
-
 def schedule(design: Mapping[str, Any], network: Network, *, batch: int) -> list[list[Task]]:
     """The phases of one training step of ``batch`` images on the boards of ``design``
     (the ``design.json`` of a build)."""
@@ -120,7 +118,8 @@ def schedule(design: Mapping[str, Any], network: Network, *, batch: int) -> list
             slices.setdefault(s["layer"], []).append((b["index"], s))
     for entries in slices.values():
         entries.sort(key=lambda bs: bs[1]["lo"])
-    homes = _Homes(network, slices).board
+    homes = dict(design["homes"])
+    units = {u["layer"]: u for b in design["boards"] for u in b["units"] if u["layer"]}
     layers = [layer for layer in network.layers if layer.op is not Op.SOFTMAX]
     shapes = {network.input_name: network.input_shape}
     shapes.update({layer.output: layer.out_shape for layer in layers})
@@ -160,8 +159,8 @@ def schedule(design: Mapping[str, Any], network: Network, *, batch: int) -> list
                 home = homes[layer.output]
                 phases.append([t for name in layer.inputs for t in link(
                     homes[name], home, _elements(shapes[name]) * ELEM_BYTES)])
-                phases.append([Task("unit", home, "fp", layer.name, image=image,
-                                    elements=sum(_elements(shapes[n]) for n in layer.inputs))])
+                phases.append([_unit_task(units.get(layer.name), home, "fp", layer.name,
+                                          image, sum(_elements(shapes[n]) for n in layer.inputs))])
         phases.append([Task("unit", homes[last.output], "loss", last.name, image=image,
                             elements=_elements(shapes[last.output]))])
         for layer in reversed(layers):
@@ -185,21 +184,38 @@ def schedule(design: Mapping[str, Any], network: Network, *, batch: int) -> list
                         phases.append([Task("unit", dst, "sum", layer.name, image=image,
                                             elements=n_in * len(slices[layer.name]))])
             elif any(_needs_error(network, name) for name in layer.inputs):
-                phases.append([Task("unit", home, "bp", layer.name, image=image,
-                                    elements=_elements(layer.out_shape))])
+                phases.append([_unit_task(units.get(layer.name), home, "bp", layer.name,
+                                          image, _elements(layer.out_shape))])
                 phases.append([t for name in layer.inputs for t in link(
                     home, homes[name], _elements(shapes[name]) * ELEM_BYTES)])
     # Batch boundary: WG sums out of every engine, then the SGD update per board.
     phases.append([Task("flush", board, "flush", s["layer"], s["engines"]["wg"]["ident"],
                         drain=s["engines"]["wg"]["out_beats"])
                    for entries in slices.values() for board, s in entries])
-    per_board: dict[int, int] = {}
+    per_board: dict[int, list[int]] = {}
     for entries in slices.values():
         for board, s in entries:
-            per_board[board] = per_board.get(board, 0) + s["engines"]["wg"]["out_beats"]
-    phases.append([Task("unit", board, "sgd", elements=n)
-                   for board, n in sorted(per_board.items())])
+            count = per_board.setdefault(board, [0, 0])
+            count[0] += s["engines"]["wg"]["out_beats"]
+            count[1] += 2 if s["has_bias"] else 1
+    phases.append([Task("unit", board, "sgd", elements=n, rtl="sgd", tensors=t)
+                   for board, (n, t) in sorted(per_board.items())])
     return [phase for phase in phases if phase]
+
+
+def _unit_task(unit: Mapping[str, Any] | None, board: int, what: str, layer: str, image: int,
+               elements: int) -> Task:
+    """A layer's unit task: its RTL unit's timing when it has one, else a streaming stand-in."""
+    if unit is None:
+        return Task("unit", board, what, layer, image=image, elements=elements)
+    if unit["kind"] == "relu":
+        return Task("unit", board, what, layer, image=image, elements=unit["info"]["elements"],
+                    rtl="relu")
+    info = unit["info"]
+    n_in, n_out = (info["in"], info["out"]) if what == "fp" else (info["out"], info["in"])
+    table = len(info["table_fwd" if what == "fp" else "table_bwd"])
+    return Task("unit", board, what, layer, image=image, loads={"x": max(n_in, table)},
+                run=info["iterations"] + POOL_LATENCY, drain=n_out, rtl="pool")
 
 
 def _slice_elems(layer: Any, s: Mapping[str, Any]) -> int:

@@ -1,11 +1,12 @@
 """cocotb testbench of a generated cluster: runs training steps on `cluster_top`.
 
 It plays the board controllers of the first-generation design: it walks the static schedule of
-``fpdeep.schedule`` phase by phase, streams operands into the boards' engines, pulses start and
-flush and drains the results. The element-wise units, the loss, the partial-error reduction
-and the SGD update are computed here with the golden model's integer functions, timed as
-streaming units; links are timed from the plan's line rate. Every tensor the engines produce is
-recorded for `fpdeep sim` to compare with the golden model; nothing is compared here.
+``fpdeep.schedule`` phase by phase, streams operands into the boards' engines and units (ReLU,
+pooling, SGD), pulses start and flush and drains the results. What has no RTL unit yet (the
+loss error, Add/fan-in/fan-out, Flatten, the partial-error reduction of split layers) is
+computed here with the golden model's integer functions and timed as a streaming unit; links
+are timed from the plan's line rate. Every tensor the boards produce is recorded for
+`fpdeep sim` to compare with the golden model; nothing is compared here.
 
 A stream that makes no progress for ``stall_cycles`` cycles, or a step beyond ``max_cycles``,
 ends the run with a message naming the board, the engine and the stream.
@@ -60,32 +61,44 @@ class Cluster:
 
     async def load(self, board: int, engine: str, data: dict[str, list[int]]) -> None:
         """Stream every operand of ``data`` into the engine at once, one beat per cycle."""
-        mask = (1 << self.design["data_width"]) - 1
-        ports = {k: tuple(self.sig(board, engine, f"s_{k}_{p}")
-                          for p in ("data", "valid", "last", "ready")) for k in data}
-        index = dict.fromkeys(data, 0)
+        await self.send(board, {f"{engine}_s_{k}": (v, {}) for k, v in data.items()})
+
+    async def send(self, board: int, streams: dict[str, tuple[list[int], dict]]) -> None:
+        """Drive the streams ``prefix -> (beats, {side signal: values})`` at full rate."""
+        ports = {}
+        for prefix, (beats, side) in streams.items():
+            last = f"b{board}_{prefix}_last"
+            data = self.sig(board, prefix, "data")
+            ports[prefix] = (data, self.sig(board, prefix, "valid"),
+                             getattr(self.dut, last) if hasattr(self.dut, last) else None,
+                             self.sig(board, prefix, "ready"), beats,
+                             {k: (self.sig(board, prefix, k), v) for k, v in side.items()})
+        index = dict.fromkeys(streams, 0)
         idle = 0
-        while any(index[k] < len(v) for k, v in data.items()):
+        while any(index[k] < len(p[4]) for k, p in ports.items()):
             await RisingEdge(self.dut.clk)
-            for k, (d, v, last, _) in ports.items():
+            for k, (d, v, last, _, beats, side) in ports.items():
                 i = index[k]
-                if i < len(data[k]):
-                    d.value = data[k][i] & mask
+                if i < len(beats):
+                    d.value = beats[i] & ((1 << len(d)) - 1)
                     v.value = 1
-                    last.value = int(i == len(data[k]) - 1)
+                    if last is not None:
+                        last.value = int(i == len(beats) - 1)
+                    for sig, values in side.values():
+                        sig.value = values[i]
                 else:
                     v.value = 0
             await ReadOnly()
             moved = False
-            for k, (_, _, _, ready) in ports.items():
-                if index[k] < len(data[k]) and int(ready.value):
+            for k, (_, _, _, ready, beats, _) in ports.items():
+                if index[k] < len(beats) and int(ready.value):
                     index[k] += 1
                     moved = True
             idle = 0 if moved else idle + 1
-            stuck = [k for k in data if index[k] < len(data[k])]
-            self._check(idle, f"board {board} stream {engine}.s_{stuck[0] if stuck else '?'}")
+            stuck = [k for k, p in ports.items() if index[k] < len(p[4])]
+            self._check(idle, f"board {board} stream {stuck[0] if stuck else '?'}")
         await RisingEdge(self.dut.clk)
-        for _, v, _, _ in ports.values():
+        for _, v, *_ in ports.values():
             v.value = 0
 
     async def pulse(self, board: int, engine: str, port: str) -> None:
@@ -106,9 +119,14 @@ class Cluster:
             self._check(idle, f"board {board} engine {engine} (done never came)")
         await RisingEdge(self.dut.clk)
 
-    async def drain(self, board: int, engine: str, count: int) -> list[int]:
+    async def drain(self, board: int, engine: str, count: int, *, width: int | None = None,
+                    side: list[int] | None = None) -> list[int]:
+        """Collect ``count`` beats of ``<engine>_m`` (signed, ``width`` bits; the accumulator
+        width by default); with ``side``, the beats' ``arg`` values are appended to it."""
         data, valid = self.sig(board, engine, "m_data"), self.sig(board, engine, "m_valid")
         last, ready = self.sig(board, engine, "m_last"), self.sig(board, engine, "m_ready")
+        arg = self.sig(board, engine, "m_arg") if side is not None else None
+        width = width or self.design["acc_width"]
         out: list[int] = []
         idle = 0
         ready.value = 1
@@ -116,7 +134,9 @@ class Cluster:
             # Sampled before the edge at which the beat is taken (ready is already high).
             await ReadOnly()
             if int(valid.value):
-                out.append(signed(int(data.value), self.design["acc_width"]))
+                out.append(signed(int(data.value), width))
+                if arg is not None:
+                    side.append(int(arg.value))
                 idle = 0
                 if int(last.value) != int(len(out) == count):
                     raise Stalled(f"board {board} stream {engine}.m: last flag at beat "
@@ -149,6 +169,7 @@ class Trainer:
             self.net, {k: inputs[f"w:{k}"] for k in _trainable_names(self.net)}, self.ctx)
         self.slices = {(s["layer"], s["lo"]): (b["index"], s)
                        for b in design["boards"] for s in b["slices"]}
+        self.units = {u["layer"]: u for b in design["boards"] for u in b["units"] if u["layer"]}
 
     def begin_step(self) -> None:
         self.acts: list[dict[str, np.ndarray]] = [
@@ -157,6 +178,7 @@ class Trainer:
         self.errs: list[dict[str, np.ndarray]] = [{} for _ in range(self.batch)]
         self.partials: list[dict[str, list[np.ndarray]]] = [{} for _ in range(self.batch)]
         self.input_errors: dict[str, list] = {}
+        self.argmax: list[dict[str, list[int]]] = [{} for _ in range(self.batch)]
         self.accs: dict[tuple[str, int], np.ndarray] = {}
 
     def error(self, i: int, tensor: str) -> np.ndarray:
@@ -197,8 +219,6 @@ class Trainer:
             shift = self.shift_bp(layer)
             dx = requantise(total, shift, self.ctx.err(layer.inputs[0]))
             self.add_input_error(i, layer, dx)
-        elif task.what == "sgd":
-            self.sgd(task.board)
 
     def shift_bp(self, layer) -> int:
         fe = self.ctx.err(layer.output).frac
@@ -210,22 +230,11 @@ class Trainer:
         self.parts[i].setdefault(layer.inputs[0], []).append(dx)
         self.input_errors.setdefault(layer.name, [None] * self.batch)[i] = dx
 
-    def sgd(self, board: int) -> None:
-        for (name, lo), (b, s) in self.slices.items():
-            if b != board:
-                continue
-            layer = self.layers[name]
-            acc_w, acc_b = self.accs[(name, lo)]
-            g_fmt, w_fmt = self.ctx.fmt("grad", name), self.ctx.fmt("weight", name)
-            fe = self.ctx.err(layer.output).frac
-            for role, acc, frac in (("weight", acc_w, fe + self.ctx.act(layer.inputs[0]).frac),
-                                    ("bias", acc_b, fe)):
-                if role not in self.params[name]:
-                    continue
-                g = sgd.mean_gradient(acc, acc_frac=frac, batch=self.batch, out_fmt=g_fmt)
-                w = self.params[name][role]
-                w[s["lo"]:s["hi"]] = sgd.update(w[s["lo"]:s["hi"]], g, lr=self.lr,
-                                                g_fmt=g_fmt, w_fmt=w_fmt)
+    def add_unit_error(self, i: int, layer, dx: np.ndarray) -> None:
+        """A unit's input error (single-input layers) joins its input's contributions."""
+        if self.needs.get(layer.inputs[0], False):
+            shape = self.acts[i][layer.inputs[0]].shape
+            self.parts[i].setdefault(layer.inputs[0], []).append(dx.reshape(shape))
 
 
 def _trainable_names(net) -> list[str]:
@@ -277,8 +286,89 @@ async def run_flush(cl: Cluster, tr: Trainer, task) -> None:
     tr.accs[(task.layer, lo)] = (out[:n].reshape((s["hi"] - s["lo"], *w.shape[1:])), out[n:])
 
 
+async def _through(cl: Cluster, board: int, unit: str, streams: dict, count: int,
+                   width: int) -> list[int]:
+    """Stream into a unit and collect its output at the same time."""
+    sender = cocotb.start_soon(cl.send(board, streams))
+    out = await cl.drain(board, unit, count, width=width)
+    await sender
+    return out
+
+
+async def run_unit(cl: Cluster, tr: Trainer, task) -> None:
+    """A layer's RTL unit (ReLU or pooling) forward or backward, or a board's SGD update."""
+    dw = cl.design["data_width"]
+    if task.rtl == "sgd":
+        await run_sgd(cl, tr, task.board)
+        return
+    unit = tr.units[task.layer]
+    p, board, i = unit["ident"], task.board, task.image
+    layer = tr.layers[task.layer]
+    x = tr.acts[i][layer.inputs[0]]
+    bwd = int(task.what == "bp")
+    if unit["kind"] == "relu":
+        cl.sig(board, p, "bwd").value = bwd
+        streams = {f"{p}_s_x": (x.ravel().tolist(), {})}
+        if bwd:
+            streams[f"{p}_s_e"] = (tr.error(i, layer.output).ravel().tolist(), {})
+        out = np.array(await _through(cl, board, p, streams, x.size, dw), dtype=np.int64)
+    else:
+        info = unit["info"]
+        p = f"{p}_{task.what}"  # one pooling engine per direction
+        table = info["table_bwd" if bwd else "table_fwd"]
+        if bwd:
+            e = tr.error(i, layer.output).ravel().tolist()
+            arg = tr.argmax[i].get(layer.name, [0] * len(e))
+            streams = {f"{p}_s_x": (e, {"arg": arg})}
+        else:
+            streams = {f"{p}_s_x": (x.ravel().tolist(), {"arg": [0] * x.size})}
+        if table:
+            streams[f"{p}_s_m"] = (list(table), {})
+        await cl.send(board, streams)
+        await cl.pulse(board, p, "start")
+        await cl.wait_done(board, p)
+        args: list[int] = []
+        n_out = info["in"] if bwd else info["out"]
+        out = np.array(await cl.drain(board, p, n_out, width=dw, side=args), dtype=np.int64)
+        if not bwd and not info["avg"]:
+            tr.argmax[i][layer.name] = args
+    if bwd:
+        tr.add_unit_error(i, layer, out)
+    else:
+        tr.acts[i][layer.output] = out.reshape(layer.out_shape)
+
+
+async def run_sgd(cl: Cluster, tr: Trainer, board: int) -> None:
+    p, dw = "sgd", cl.design["data_width"]
+    mb, rb = sgd.batch_constant(tr.batch)
+    mlr, rlr = sgd.lr_constant(tr.lr)
+    for (name, lo), (b, s) in tr.slices.items():
+        if b != board:
+            continue
+        layer = tr.layers[name]
+        acc_w, acc_b = tr.accs[(name, lo)]
+        g_fmt, w_fmt = tr.ctx.fmt("grad", name), tr.ctx.fmt("weight", name)
+        fe = tr.ctx.err(layer.output).frac
+        for role, acc, frac in (("weight", acc_w, fe + tr.ctx.act(layer.inputs[0]).frac),
+                                ("bias", acc_b, fe)):
+            if role not in tr.params[name]:
+                continue
+            cl.sig(board, p, "cfg_mb").value = mb
+            cl.sig(board, p, "cfg_sb").value = (frac + rb - g_fmt.frac) & 0x7F
+            cl.sig(board, p, "cfg_mlr").value = mlr
+            cl.sig(board, p, "cfg_slr").value = (g_fmt.frac + rlr - w_fmt.frac) & 0x7F
+            w = tr.params[name][role]
+            old = w[s["lo"]:s["hi"]]
+            streams = {f"{p}_s_g": (acc.ravel().tolist(), {}),
+                       f"{p}_s_w": (old.ravel().tolist(), {})}
+            new = await _through(cl, board, p, streams, old.size, dw)
+            w[s["lo"]:s["hi"]] = np.array(new, dtype=np.int64).reshape(old.shape)
+
+
 async def run_task(cl: Cluster, tr: Trainer, task, clock: float, gbps) -> None:
-    if task.kind == "engine":
+    if task.kind == "unit" and task.rtl:
+        await run_unit(cl, tr, task)
+    elif task.kind == "engine":
         await run_engine(cl, tr, task)
     elif task.kind == "flush":
         await run_flush(cl, tr, task)
@@ -326,6 +416,19 @@ async def cluster_trains(dut):
                 for port in ("start", "flush", "m_ready", "s_x_valid", "s_w_valid",
                              "s_dy_valid", "s_b_valid"):
                     cl.sig(b["index"], e["ident"], port).value = 0
+    for b in design["boards"]:
+        for u in b["units"]:
+            streams = {"relu": ("s_x", "s_e"), "pool": ("s_x", "s_m"), "sgd": ("s_g", "s_w")}
+            idents = [f"{u['ident']}_{d}" for d in ("fp", "bp")] if u["kind"] == "pool" \
+                else [u["ident"]]
+            for ident in idents:
+                for name in streams[u["kind"]]:
+                    cl.sig(b["index"], ident, f"{name}_valid").value = 0
+                cl.sig(b["index"], ident, "m_ready").value = 0
+                if u["kind"] == "pool":
+                    cl.sig(b["index"], ident, "start").value = 0
+            if u["kind"] == "relu":
+                cl.sig(b["index"], u["ident"], "bwd").value = 0
     await reset(dut)
     phases = schedule(design, tr.net, batch=tr.batch)
     clock, gbps = design["clock_mhz"], design["link_gbps"]

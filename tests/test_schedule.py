@@ -37,7 +37,8 @@ def test_single_fc_step_matches_a_hand_count(tmp_path):
         + (3 + 4)              # loss unit on 3 logits
         + (4 + 1) + wg_run     # WG: x and dy in (4 beats), run, results held
     )
-    expected = (12 + 1) + 2 * per_image + (15 + 1) + (15 + 4)  # weights in; flush; SGD
+    # weights in; WG flush (12 + 3 sums); SGD unit streams weight and bias, 2 cycles each extra
+    expected = (12 + 1) + 2 * per_image + (15 + 1) + (15 + 2 * 2)
     phases = schedule(d, network, batch=2)
     assert step_cycles(phases, clock_mhz=250.0, link_gbps=[]) == expected
     # the first compute layer has no BP engine and nothing is sent to the input

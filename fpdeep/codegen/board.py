@@ -20,6 +20,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from fpdeep.codegen.names import Namer, sanitize
+from fpdeep.codegen.units import (
+    Instance,
+    Port,
+    UnitDesign,
+    layer_unit,
+    literal,
+    sgd_unit,
+    stream,
+    unit_instances,
+    unit_ports,
+)
 from fpdeep.engine import (
     ACC_BITS,
     AFFINE_BITS,
@@ -32,7 +43,7 @@ from fpdeep.engine import (
 )
 from fpdeep.errors import FpdeepError
 from fpdeep.golden.numerics import Numerics
-from fpdeep.ir import Layer, Network
+from fpdeep.ir import Layer, Network, Op
 from fpdeep.planner import Plan
 
 #: Width in bits of every configuration port of `fpdeep_engine` (CW = 16, AW = 32).
@@ -82,6 +93,7 @@ class BoardDesign:
     index: int
     module: str
     slices: tuple[SliceDesign, ...]
+    units: tuple[UnitDesign, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -91,6 +103,7 @@ class Design:
     data_width: int
     clock_mhz: float
     link_gbps: tuple[float, ...]
+    homes: dict[str, int]  # tensor -> the board that holds all of it
 
     def slices_of(self, layer: str) -> list[tuple[int, SliceDesign]]:
         """(board, slice) of every slice of ``layer`` in channel order."""
@@ -110,6 +123,20 @@ def _shifts(network: Network, layer: Layer, numerics: Numerics) -> dict[str, int
     fe = numerics.fmt("err", layer.name).frac
     fe_in = numerics.fmt("err", owner(layer.inputs[0])).frac
     return {"fp": fx + fw - fy, "bp": fe + fw - fe_in, "bias": fx}
+
+
+def tensor_homes(network: Network, layer_boards: dict[str, list[int]]) -> dict[str, int]:
+    """The board holding the whole of each tensor: a compute layer's output is gathered on the
+    board of its last slice; any other layer runs where its last-finished input is."""
+    homes = {network.input_name: 0}
+    for layer in network.layers:
+        if layer.op is Op.SOFTMAX:
+            continue
+        if layer.is_compute:
+            homes[layer.output] = layer_boards[layer.name][-1]
+        else:
+            homes[layer.output] = max(homes[t] for t in layer.inputs)
+    return homes
 
 
 def _check_width(numerics: Numerics, network: Network) -> int:
@@ -179,8 +206,24 @@ def design(network: Network, plan: Plan, *, numerics: Numerics | None = None) ->
                                              config.out_count)
             slices.append(SliceDesign(s.layer, s.lo, s.hi, ident, split, has_bias, engines))
         boards.append(BoardDesign(bp.index, f"fpdeep_board_{bp.index}", tuple(slices)))
+    layer_boards: dict[str, list[int]] = {}
+    for b in boards:
+        for sd in b.slices:
+            layer_boards.setdefault(sd.layer, []).append(b.index)
+    homes = tensor_homes(network, layer_boards)
+    units: dict[int, list[UnitDesign]] = {b.index: [] for b in boards}
+    for layer in network.layers:
+        if layer.is_compute or layer.op is Op.SOFTMAX:
+            continue
+        board = homes[layer.output]
+        unit = layer_unit(network, layer, ident=namer(f"{sanitize(layer.name, prefix='l')}_u"),
+                          board=board, numerics=numerics)
+        if unit is not None:
+            units[board].append(unit)
+    boards = [BoardDesign(b.index, b.module, b.slices, (*units[b.index], sgd_unit(b.index)))
+              for b in boards]
     return Design(plan.model, tuple(boards), width, plan.totals.clock_mhz,
-                  tuple(lp.gbps_available for lp in plan.links))
+                  tuple(lp.gbps_available for lp in plan.links), homes)
 
 
 def comment_text(name: str) -> str:
@@ -188,40 +231,52 @@ def comment_text(name: str) -> str:
     return "".join(c if c.isprintable() and c.isascii() else "?" for c in name)
 
 
-def _literal(value: int, width: int) -> str:
-    if value < 0 or value >> width:
-        raise FpdeepError(f"configuration constant {value} does not fit in {width} bits")
-    return f"{width}'h{value:x}"
+def engine_ports(e: EngineDesign, dw: int) -> list[Port]:
+    p = e.ident
+    ports = [port for name in IN_STREAMS for port in stream(f"{p}_s_{name}", dw, sink=True)]
+    ports += [Port("input", 1, f"{p}_start"), Port("input", 1, f"{p}_flush"),
+              Port("output", 1, f"{p}_busy"), Port("output", 1, f"{p}_done"),
+              Port("output", 1, f"{p}_err_frame"), *stream(f"{p}_m", ACC_BITS, sink=False)]
+    return ports
+
+
+def engine_instance(e: EngineDesign, s: SliceDesign, dw: int) -> Instance:
+    p = e.ident
+    consts = tuple((f"{p}_{name}".upper(), width, literal(e.config.ports[name], width))
+                   for name, width in CFG_WIDTHS.items())
+    conns = [("clk", "clk"), ("rst", "rst")]
+    conns += [(name, f"{p}_{name}".upper()) for name in CFG_WIDTHS]
+    conns += [(port.name[len(p) + 1:], port.name) for port in engine_ports(e, dw)]
+    params = (*e.params.as_parameters().items(), ("DW", dw), ("ACCW", ACC_BITS))
+    comment = f"{comment_text(s.layer)} channels {s.lo}..{s.hi - 1}, {e.mode.upper()}"
+    return Instance("fpdeep_engine", f"u_{p}", comment, params, consts, tuple(conns))
+
+
+def board_ports(d: Design, board: BoardDesign) -> list[Port]:
+    """Every port of a board top after clk and rst, engines first, then units."""
+    ports = [port for s in board.slices for e in s.engines.values()
+             for port in engine_ports(e, d.data_width)]
+    return ports + [port for u in board.units
+                    for port in unit_ports(u, d.data_width, ACC_BITS)]
 
 
 def board_values(d: Design, board: BoardDesign) -> dict[str, Any]:
     """What `templates/board.sv.j2` prints for one board."""
-    engines = []
-    for s in board.slices:
-        for e in s.engines.values():
-            engines.append({
-                "ident": e.ident,
-                "layer": comment_text(s.layer),
-                "channels": f"{s.lo}..{s.hi - 1}",
-                "mode": e.mode.upper(),
-                "params": e.params.as_parameters(),
-                "cfg": [(name, CFG_WIDTHS[name], _literal(e.config.ports[name], CFG_WIDTHS[name]))
-                        for name in CFG_WIDTHS],
-            })
+    instances = [engine_instance(e, s, d.data_width) for s in board.slices
+                 for e in s.engines.values()]
+    for u in board.units:
+        for inst in unit_instances(u, d.data_width, ACC_BITS):
+            instances.append(Instance(inst.module, inst.name, comment_text(inst.comment),
+                                      inst.params, inst.localparams, inst.connections))
     return {"module": board.module, "index": board.index, "model": comment_text(d.model),
-            "dw": d.data_width, "accw": ACC_BITS, "engines": engines,
-            "in_streams": IN_STREAMS}
+            "ports": board_ports(d, board), "instances": instances}
 
 
 def cluster_values(d: Design) -> dict[str, Any]:
-    """What `templates/cluster_top.sv.j2` prints: every board with its engines' port prefixes."""
-    return {
-        "model": comment_text(d.model), "dw": d.data_width, "accw": ACC_BITS,
-        "in_streams": IN_STREAMS,
-        "boards": [{"index": b.index, "module": b.module,
-                    "engines": [e.ident for s in b.slices for e in s.engines.values()]}
-                   for b in d.boards],
-    }
+    """What `templates/cluster_top.sv.j2` prints: every board with its ports."""
+    return {"model": comment_text(d.model),
+            "boards": [{"index": b.index, "module": b.module, "ports": board_ports(d, b)}
+                       for b in d.boards]}
 
 
 def design_json(d: Design) -> dict[str, Any]:
@@ -240,5 +295,8 @@ def design_json(d: Design) -> dict[str, Any]:
                                 "shift": e.config.shift}
                             for m, e in s.engines.items()},
             } for s in b.slices],
+            "units": [{"kind": u.kind, "layer": u.layer, "ident": u.ident, "params": u.params,
+                       "info": u.info} for u in b.units],
         } for b in d.boards],
+        "homes": d.homes,
     }

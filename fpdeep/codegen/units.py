@@ -1,0 +1,193 @@
+"""The element-wise units of a board (ReLU, pooling, SGD) and the ports/instances of a board top.
+
+A board top is described as plain data: its ports, and instances with their parameters,
+configuration constants and connections. ``board.sv.j2`` prints that data and
+``cluster_top.sv.j2`` repeats the same port list with a ``b<index>_`` prefix, so the two
+templates cannot disagree.
+
+Units with two directions (ReLU, pooling) hold both configurations as constants and pick one
+with the board input ``<unit>_bwd`` that the board controller sets; the SGD unit's learning-rate
+and batch constants are runtime inputs (the host writes them), because the learning rate is
+chosen when training starts, not when the boards are generated.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fpdeep.engine import AFFINE_BITS, COUNT_BITS
+from fpdeep.errors import FpdeepError
+from fpdeep.golden.numerics import Numerics
+from fpdeep.ir import Layer, Network, Op
+from fpdeep.pool_engine import RECIP_BITS, TAP_BITS, PoolShape, pool_config
+
+#: Shift inputs of the units are 7-bit two's complement (RTL parameter SW = 7).
+SHIFT_BITS = 7
+#: Mantissa width of the SGD unit's 1/B and learning-rate constants (RTL parameter MW).
+SGD_MANTISSA_BITS = 17
+POOL_CFG_WIDTHS: dict[str, int] = {
+    "cfg_mode": 2, "cfg_bound": 5 * COUNT_BITS, "cfg_init": 5 * AFFINE_BITS,
+    "cfg_jump": 25 * AFFINE_BITS, "cfg_h": COUNT_BITS, "cfg_w": COUNT_BITS,
+    "cfg_kh": COUNT_BITS, "cfg_kw": COUNT_BITS, "cfg_rlo": COUNT_BITS, "cfg_rhi": COUNT_BITS,
+    "cfg_clo": COUNT_BITS, "cfg_chi": COUNT_BITS, "cfg_shift": SHIFT_BITS,
+    "cfg_in_count": AFFINE_BITS, "cfg_out_count": AFFINE_BITS,
+}
+#: Layers with an RTL unit, by op; the others (Add, Flatten, Identity) are in the controller.
+RTL_UNIT_OPS = {Op.RELU: "relu", Op.MAXPOOL: "pool", Op.AVGPOOL: "pool",
+                Op.GLOBAL_AVGPOOL: "pool"}
+
+
+@dataclass(frozen=True)
+class Port:
+    direction: str  # "input" or "output"
+    width: int
+    name: str
+
+
+@dataclass(frozen=True)
+class Instance:
+    module: str
+    name: str
+    comment: str
+    params: tuple[tuple[str, int], ...]
+    localparams: tuple[tuple[str, int, str], ...]  # (name, width, literal)
+    connections: tuple[tuple[str, str], ...]  # (module port, expression)
+
+
+@dataclass(frozen=True)
+class UnitDesign:
+    """One RTL unit on a board: a ReLU or pooling layer, or the board's SGD unit."""
+
+    kind: str  # relu, pool, sgd
+    layer: str  # "" for the SGD unit
+    ident: str
+    board: int
+    params: dict[str, int] = field(default_factory=dict)
+    forward: dict[str, int] = field(default_factory=dict)  # cfg port -> value
+    backward: dict[str, int] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)  # what the controller needs to drive it
+
+
+def literal(value: int, width: int) -> str:
+    if value < 0 or value >> width:
+        raise FpdeepError(f"configuration constant {value} does not fit in {width} bits")
+    return f"{width}'h{value:x}"
+
+
+def _pow2(n: int) -> int:
+    return max(2, 1 << (n - 1).bit_length())
+
+
+def _owner(network: Network, tensor: str) -> str:
+    producer = network.tensors[tensor].producer
+    return tensor if producer is None else producer
+
+
+def layer_unit(network: Network, layer: Layer, *, ident: str, board: int,
+               numerics: Numerics) -> UnitDesign | None:
+    """The RTL unit of a non-compute layer, or None when the controller does it."""
+    kind = RTL_UNIT_OPS.get(layer.op)
+    if kind is None:
+        return None
+    src = _owner(network, layer.inputs[0])
+    act_in, act_out = numerics.fmt("act", src).frac, numerics.fmt("act", layer.name).frac
+    err_in, err_out = numerics.fmt("err", src).frac, numerics.fmt("err", layer.name).frac
+    if kind == "relu":
+        return UnitDesign("relu", layer.name, ident, board, {},
+                          {"cfg_shift": (act_in - act_out) % (1 << SHIFT_BITS)},
+                          {"cfg_shift": (err_out - err_in) % (1 << SHIFT_BITS)},
+                          {"elements": math.prod(layer.in_shape)})
+    c, h, w = layer.in_shape
+    attrs = layer.attrs
+    if layer.op is Op.GLOBAL_AVGPOOL:
+        from fpdeep.golden.pool import global_attrs
+
+        attrs = global_attrs((h, w))
+    shape = PoolShape.of(attrs, c=c, in_hw=(h, w))
+    avg = layer.op is not Op.MAXPOOL
+    fwd = pool_config(shape, mode="avg_fwd" if avg else "max_fwd", in_frac=act_in,
+                      out_frac=act_out)
+    bwd = pool_config(shape, mode="avg_bwd" if avg else "max_bwd", in_frac=err_out,
+                      out_frac=err_in)
+    n_in, n_out = c * h * w, c * shape.out_hw[0] * shape.out_hw[1]
+    return UnitDesign("pool", layer.name, ident, board,
+                      {"XD": _pow2(n_in), "YD": _pow2(n_out)}, dict(fwd.ports), dict(bwd.ports),
+                      {"avg": avg, "in": n_in, "out": n_out, "iterations": shape.iterations(),
+                       "table_fwd": list(fwd.table), "table_bwd": list(bwd.table)})
+
+
+def sgd_unit(board: int) -> UnitDesign:
+    return UnitDesign("sgd", "", "sgd", board)
+
+
+# ----------------------------------------------------------------------------- ports
+
+
+def stream(prefix: str, width: int, *, sink: bool, last: bool = True,
+           side: Sequence[tuple[str, int]] = ()) -> list[Port]:
+    """Ports of a valid/ready stream; ``sink``: the board receives it."""
+    into, out = ("input", "output") if sink else ("output", "input")
+    ports = [Port(into, width, f"{prefix}_data")]
+    ports += [Port(into, w, f"{prefix}_{name}") for name, w in side]
+    if last:
+        ports.append(Port(into, 1, f"{prefix}_last"))
+    return ports + [Port(into, 1, f"{prefix}_valid"), Port(out, 1, f"{prefix}_ready")]
+
+
+def unit_ports(u: UnitDesign, dw: int, accw: int) -> list[Port]:
+    p = u.ident
+    if u.kind == "relu":
+        return [Port("input", 1, f"{p}_bwd"), *stream(f"{p}_s_x", dw, sink=True),
+                *stream(f"{p}_s_e", dw, sink=True), *stream(f"{p}_m", dw, sink=False)]
+    if u.kind == "pool":
+        return [port for d in ("fp", "bp") for port in _pool_ports(f"{p}_{d}", dw)]
+    m, s = SGD_MANTISSA_BITS, SHIFT_BITS
+    return [Port("input", m, f"{p}_cfg_mb"), Port("input", s, f"{p}_cfg_sb"),
+            Port("input", m, f"{p}_cfg_mlr"), Port("input", s, f"{p}_cfg_slr"),
+            *stream(f"{p}_s_g", accw, sink=True), *stream(f"{p}_s_w", dw, sink=True),
+            *stream(f"{p}_m", dw, sink=False)]
+
+
+def _pool_ports(p: str, dw: int) -> list[Port]:
+    return [*stream(f"{p}_s_m", RECIP_BITS, sink=True, last=False),
+            *stream(f"{p}_s_x", dw, sink=True, side=[("arg", TAP_BITS)]),
+            Port("input", 1, f"{p}_start"), Port("output", 1, f"{p}_busy"),
+            Port("output", 1, f"{p}_done"), Port("output", 1, f"{p}_err_frame"),
+            *stream(f"{p}_m", dw, sink=False, side=[("arg", TAP_BITS)])]
+
+
+def _own(ports: list[Port], prefix: str) -> list[tuple[str, str]]:
+    """Connect every module port to the board port of the same name under ``prefix``."""
+    return [(port.name[len(prefix) + 1:], port.name) for port in ports]
+
+
+def unit_instances(u: UnitDesign, dw: int, accw: int) -> list[Instance]:
+    """The RTL instances of a unit. A pooling layer gets one engine per direction: the engine
+    accumulates its backward result into the buffer its forward pass writes."""
+    p = u.ident
+    clock = [("clk", "clk"), ("rst", "rst")]
+    if u.kind == "sgd":
+        return [Instance("fpdeep_sgd", f"u_{p}", "SGD update of this board's weights",
+                         (("DW", dw), ("ACCW", accw)), (), tuple(clock + _own(
+                             unit_ports(u, dw, accw), p)))]
+    if u.kind == "pool":
+        out = []
+        for d, cfg in (("fp", u.forward), ("bp", u.backward)):
+            q = f"{p}_{d}"
+            consts = tuple((f"{q}_{name}".upper(), width, literal(cfg[name], width))
+                           for name, width in POOL_CFG_WIDTHS.items())
+            conns = clock + [(name, f"{q}_{name}".upper()) for name in POOL_CFG_WIDTHS]
+            conns += _own(_pool_ports(q, dw), q)
+            out.append(Instance("fpdeep_pool", f"u_{q}", f"pooling {d.upper()} of layer {u.layer}",
+                                (("DW", dw), *sorted(u.params.items())), consts, tuple(conns)))
+        return out
+    up = f"{p}_cfg_shift".upper()
+    consts = ((f"{up}_F", SHIFT_BITS, literal(u.forward["cfg_shift"], SHIFT_BITS)),
+              (f"{up}_B", SHIFT_BITS, literal(u.backward["cfg_shift"], SHIFT_BITS)))
+    conns = clock + [("cfg_shift", f"{p}_bwd ? {up}_B : {up}_F"), ("cfg_bwd", f"{p}_bwd")]
+    conns += [(mp, bp) for mp, bp in _own(unit_ports(u, dw, accw), p) if mp != "bwd"]
+    return [Instance("fpdeep_relu", f"u_{p}", f"ReLU of layer {u.layer}", (("DW", dw),), consts,
+                     tuple(conns))]
