@@ -30,10 +30,11 @@ RESULT_FILE = "result.json"
 DEFAULT_MAX_CYCLES = 2_000_000
 # What runs as RTL and what the testbench supplies in this generation (reported in result.json).
 RTL_PARTS = ("Conv/FC FP, BP and WG engines (fpdeep_engine): every MAC, accumulation, bias, "
-             "requantisation and the WG batch sums; ReLU (fpdeep_relu) and pooling "
-             "(fpdeep_pool) forward and backward; the SGD update (fpdeep_sgd)")
-TESTBENCH_PARTS = ("board controller (the static schedule), loss error, Add / error fan-in and "
-                   "fan-out, Flatten, partial-error reduction of split layers, links")
+             "requantisation and the WG batch sums; ReLU (fpdeep_relu), pooling (fpdeep_pool), "
+             "residual Add (fpdeep_add), its error fan-out (fpdeep_fanout) and error fan-in "
+             "(fpdeep_add), forward and backward; the SGD update (fpdeep_sgd)")
+TESTBENCH_PARTS = ("board controller (the static schedule), loss error, Flatten, partial-error "
+                   "reduction of split layers, links")
 
 
 @dataclass(frozen=True)

@@ -39,10 +39,11 @@ DRAIN_OVERHEAD = 1
 # Units the controller still plays (Add, Flatten, loss, partial-sum reduction) are timed as
 # streaming one element per cycle after a short pipeline.
 UNIT_LATENCY = 4
-# RTL streaming units, input and output streams running together: the ReLU and SGD units have
+# RTL streaming units, input and output streams running together: ReLU, Add, fan-in, fan-out
+# and SGD units have
 # one output register, plus one cycle to see the first beat and one to drop valid after the
 # last (measured in the cluster simulation).
-RELU_OVERHEAD = 2
+STREAM_OVERHEAD = 2
 SGD_OVERHEAD = 2
 # Bytes of one element on a link (16-bit data) and of a raw partial sum (48-bit accumulator).
 ELEM_BYTES = 2
@@ -82,8 +83,8 @@ def task_cycles(task: Task, *, clock_mhz: float, link_gbps: Sequence[float]) -> 
         if task.drain:
             cycles += task.drain + DRAIN_OVERHEAD
         return cycles
-    if task.kind == "unit" and task.rtl == "relu":
-        return task.elements + RELU_OVERHEAD
+    if task.kind == "unit" and task.rtl in ("relu", "add", "fanout"):
+        return task.elements + STREAM_OVERHEAD
     if task.kind == "unit" and task.rtl == "sgd":
         return task.elements + task.tensors * SGD_OVERHEAD
     if task.kind == "unit":
@@ -119,7 +120,9 @@ def schedule(design: Mapping[str, Any], network: Network, *, batch: int) -> list
     for entries in slices.values():
         entries.sort(key=lambda bs: bs[1]["lo"])
     homes = dict(design["homes"])
-    units = {u["layer"]: u for b in design["boards"] for u in b["units"] if u["layer"]}
+    units = {u["layer"]: u for b in design["boards"] for u in b["units"]
+             if u["kind"] not in ("sgd", "fanin")}
+    fan_ins = {u["layer"]: u for b in design["boards"] for u in b["units"] if u["kind"] == "fanin"}
     layers = [layer for layer in network.layers if layer.op is not Op.SOFTMAX]
     shapes = {network.input_name: network.input_shape}
     shapes.update({layer.output: layer.out_shape for layer in layers})
@@ -165,6 +168,10 @@ def schedule(design: Mapping[str, Any], network: Network, *, batch: int) -> list
                             elements=_elements(shapes[last.output]))])
         for layer in reversed(layers):
             home = homes[layer.output]
+            if layer.output in fan_ins and _needs_error(network, layer.output):
+                phases.append([Task("unit", home, "fanin", layer.output, image=image,
+                                    elements=fan_ins[layer.output]["info"]["elements"],
+                                    rtl="add")])
             if layer.is_compute:
                 phases.append([t for board, s in slices[layer.name]
                                for t in link(home, board, _slice_elems(layer, s) * ELEM_BYTES)])
@@ -208,9 +215,10 @@ def _unit_task(unit: Mapping[str, Any] | None, board: int, what: str, layer: str
     """A layer's unit task: its RTL unit's timing when it has one, else a streaming stand-in."""
     if unit is None:
         return Task("unit", board, what, layer, image=image, elements=elements)
-    if unit["kind"] == "relu":
+    if unit["kind"] in ("relu", "add"):
+        rtl = "fanout" if unit["kind"] == "add" and what == "bp" else unit["kind"]
         return Task("unit", board, what, layer, image=image, elements=unit["info"]["elements"],
-                    rtl="relu")
+                    rtl=rtl)
     info = unit["info"]
     n_in, n_out = (info["in"], info["out"]) if what == "fp" else (info["out"], info["in"])
     table = len(info["table_fwd" if what == "fp" else "table_bwd"])

@@ -120,12 +120,12 @@ class Cluster:
         await RisingEdge(self.dut.clk)
 
     async def drain(self, board: int, engine: str, count: int, *, width: int | None = None,
-                    side: list[int] | None = None) -> list[int]:
-        """Collect ``count`` beats of ``<engine>_m`` (signed, ``width`` bits; the accumulator
-        width by default); with ``side``, the beats' ``arg`` values are appended to it."""
-        data, valid = self.sig(board, engine, "m_data"), self.sig(board, engine, "m_valid")
-        last, ready = self.sig(board, engine, "m_last"), self.sig(board, engine, "m_ready")
-        arg = self.sig(board, engine, "m_arg") if side is not None else None
+                    side: list[int] | None = None, port: str = "m") -> list[int]:
+        """Collect ``count`` beats of ``<engine>_<port>`` (signed, ``width`` bits; the
+        accumulator width by default); with ``side``, the beats' ``arg`` values go there."""
+        data, valid, last, ready = (self.sig(board, engine, f"{port}_{name}")
+                                    for name in ("data", "valid", "last", "ready"))
+        arg = self.sig(board, engine, f"{port}_arg") if side is not None else None
         width = width or self.design["acc_width"]
         out: list[int] = []
         idle = 0
@@ -139,11 +139,11 @@ class Cluster:
                     side.append(int(arg.value))
                 idle = 0
                 if int(last.value) != int(len(out) == count):
-                    raise Stalled(f"board {board} stream {engine}.m: last flag at beat "
+                    raise Stalled(f"board {board} stream {engine}.{port}: last flag at beat "
                                   f"{len(out)} of {count} ({self.where})")
             else:
                 idle += 1
-            self._check(idle, f"board {board} stream {engine}.m (result)")
+            self._check(idle, f"board {board} stream {engine}.{port} (result)")
             await RisingEdge(self.dut.clk)
         ready.value = 0
         return out
@@ -169,7 +169,10 @@ class Trainer:
             self.net, {k: inputs[f"w:{k}"] for k in _trainable_names(self.net)}, self.ctx)
         self.slices = {(s["layer"], s["lo"]): (b["index"], s)
                        for b in design["boards"] for s in b["slices"]}
-        self.units = {u["layer"]: u for b in design["boards"] for u in b["units"] if u["layer"]}
+        self.units = {u["layer"]: u for b in design["boards"] for u in b["units"]
+                      if u["kind"] not in ("sgd", "fanin")}
+        self.fan_ins = {u["layer"]: u for b in design["boards"] for u in b["units"]
+                        if u["kind"] == "fanin"}
 
     def begin_step(self) -> None:
         self.acts: list[dict[str, np.ndarray]] = [
@@ -301,9 +304,15 @@ async def run_unit(cl: Cluster, tr: Trainer, task) -> None:
     if task.rtl == "sgd":
         await run_sgd(cl, tr, task.board)
         return
+    if task.what == "fanin":
+        await run_fan_in(cl, tr, task)
+        return
     unit = tr.units[task.layer]
     p, board, i = unit["ident"], task.board, task.image
     layer = tr.layers[task.layer]
+    if unit["kind"] == "add":
+        await run_add(cl, tr, task, unit, layer)
+        return
     x = tr.acts[i][layer.inputs[0]]
     bwd = int(task.what == "bp")
     if unit["kind"] == "relu":
@@ -336,6 +345,40 @@ async def run_unit(cl: Cluster, tr: Trainer, task) -> None:
         tr.add_unit_error(i, layer, out)
     else:
         tr.acts[i][layer.output] = out.reshape(layer.out_shape)
+
+
+async def run_add(cl: Cluster, tr: Trainer, task, unit: dict, layer) -> None:
+    """Residual Add forward (two inputs joined), or its error fan-out to both inputs."""
+    p, board, i, dw = unit["ident"], task.board, task.image, cl.design["data_width"]
+    if task.what == "fp":
+        a, b = (tr.acts[i][n].ravel().tolist() for n in layer.inputs)
+        out = await _through(cl, board, p, {f"{p}_s_a": (a, {}), f"{p}_s_b": (b, {})}, len(a),
+                             dw)
+        tr.acts[i][layer.output] = np.array(out, dtype=np.int64).reshape(layer.out_shape)
+        return
+    e = tr.error(i, layer.output).ravel().tolist()
+    sender = cocotb.start_soon(cl.send(board, {f"{p}_bp_s": (e, {})}))
+    second = cocotb.start_soon(cl.drain(board, f"{p}_bp", len(e), width=dw, port="m_b"))
+    outs = [await cl.drain(board, f"{p}_bp", len(e), width=dw, port="m_a"), await second]
+    await sender
+    for name, out in zip(layer.inputs, outs, strict=True):
+        if tr.needs.get(name, False):
+            shape = tr.acts[i][name].shape
+            tr.parts[i].setdefault(name, []).append(np.array(out, dtype=np.int64).reshape(shape))
+
+
+async def run_fan_in(cl: Cluster, tr: Trainer, task) -> None:
+    """The two error contributions of a tensor summed by its fan-in unit."""
+    unit, i = tr.fan_ins[task.layer], task.image
+    parts = tr.parts[i].get(task.layer, [])
+    if len(parts) != 2:
+        raise Stalled(f"tensor {task.layer} has {len(parts)} error contributions at its fan-in, "
+                      f"expected 2 ({cl.where})")
+    p = unit["ident"]
+    streams = {f"{p}_s_a": (parts[0].ravel().tolist(), {}),
+               f"{p}_s_b": (parts[1].ravel().tolist(), {})}
+    out = await _through(cl, task.board, p, streams, parts[0].size, cl.design["data_width"])
+    tr.errs[i][task.layer] = np.array(out, dtype=np.int64).reshape(parts[0].shape)
 
 
 async def run_sgd(cl: Cluster, tr: Trainer, board: int) -> None:
@@ -418,15 +461,16 @@ async def cluster_trains(dut):
                     cl.sig(b["index"], e["ident"], port).value = 0
     for b in design["boards"]:
         for u in b["units"]:
-            streams = {"relu": ("s_x", "s_e"), "pool": ("s_x", "s_m"), "sgd": ("s_g", "s_w")}
-            idents = [f"{u['ident']}_{d}" for d in ("fp", "bp")] if u["kind"] == "pool" \
-                else [u["ident"]]
-            for ident in idents:
-                for name in streams[u["kind"]]:
-                    cl.sig(b["index"], ident, f"{name}_valid").value = 0
-                cl.sig(b["index"], ident, "m_ready").value = 0
-                if u["kind"] == "pool":
-                    cl.sig(b["index"], ident, "start").value = 0
+            ident = u["ident"]
+            inputs = {"relu": ["s_x", "s_e"], "sgd": ["s_g", "s_w"], "fanin": ["s_a", "s_b"],
+                      "add": ["s_a", "s_b", "bp_s"],
+                      "pool": ["fp_s_x", "fp_s_m", "bp_s_x", "bp_s_m", "fp_start", "bp_start"]}
+            outputs = {"pool": ["fp_m", "bp_m"], "add": ["m", "bp_m_a", "bp_m_b"]}
+            for name in inputs[u["kind"]]:
+                port = name if name.endswith("start") else f"{name}_valid"
+                cl.sig(b["index"], ident, port).value = 0
+            for name in outputs.get(u["kind"], ["m"]):
+                cl.sig(b["index"], ident, f"{name}_ready").value = 0
             if u["kind"] == "relu":
                 cl.sig(b["index"], u["ident"], "bwd").value = 0
     await reset(dut)

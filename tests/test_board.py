@@ -114,3 +114,28 @@ def test_rendered_board_instantiates_each_engine_with_its_constants(network):
     top = render("cluster_top.sv.j2", cluster_values(d))
     for b in d.boards:
         assert f"{b.module} u_board_{b.index} (" in top
+
+
+def test_residual_add_and_fan_in_units(tmp_path):
+    from golden_nets import OnnxNet
+
+    net = OnnxNet((1, 4, 4), seed=1)
+    net.conv(2, 3, pads=(1, 1, 1, 1))
+    skip = net.relu()
+    net.conv(2, 3, pads=(1, 1, 1, 1))
+    net.add(net.last, skip)
+    net.flatten()
+    net.fc(3)
+    network, _ = net.load(tmp_path / "res.onnx")
+    d = design(network, fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=1),
+                                    batch=2))
+    units = {u.kind: u for u in d.boards[0].units}
+    assert set(units) == {"relu", "add", "fanin", "sgd"}
+    # equal formats: no alignment, no requantisation shift; fan-out converts nothing
+    assert units["add"].forward == {"cfg_la": 0, "cfg_lb": 0, "cfg_shift": 0}
+    assert units["add"].backward == {"cfg_shift_a": 0, "cfg_shift_b": 0}
+    assert units["fanin"].layer == skip  # the skip tensor is read by the conv and the Add
+    text = render("board.sv.j2", board_values(d, d.boards[0]))
+    for module in ("fpdeep_add #(", "fpdeep_fanout #(", "fpdeep_relu #(", "fpdeep_sgd #("):
+        assert module in text
+    assert text.count("fpdeep_add #(") == 2

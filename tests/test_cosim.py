@@ -130,4 +130,4 @@ def test_cycle_limit_names_the_stalled_stream_and_board(one_board):
     message = str(info.value)
     assert "cycle limit of 300 cycles" in message
     # the longest stream of the first phase: the FC weights into its FP engine
-    assert "board 0 stream fc_c0_10_fp.s_w" in message and "step 1, phase 1" in message
+    assert "board 0 stream fc_c0_10_fp_s_w" in message and "step 1, phase 1" in message

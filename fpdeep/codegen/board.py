@@ -24,6 +24,7 @@ from fpdeep.codegen.units import (
     Instance,
     Port,
     UnitDesign,
+    fan_in_unit,
     layer_unit,
     literal,
     sgd_unit,
@@ -220,6 +221,13 @@ def design(network: Network, plan: Plan, *, numerics: Numerics | None = None) ->
                           board=board, numerics=numerics)
         if unit is not None:
             units[board].append(unit)
+    # a tensor whose error comes from two readers gets an RTL fan-in where it is held
+    for name, tensor in network.tensors.items():
+        if name in homes and name != network.input_name and len(tensor.consumers) == 2:
+            shape = network.layer(tensor.producer).out_shape
+            units[homes[name]].append(fan_in_unit(
+                name, shape, ident=namer(f"{sanitize(name, prefix='t')}_fanin"),
+                board=homes[name]))
     boards = [BoardDesign(b.index, b.module, b.slices, (*units[b.index], sgd_unit(b.index)))
               for b in boards]
     return Design(plan.model, tuple(boards), width, plan.totals.clock_mhz,

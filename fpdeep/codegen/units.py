@@ -35,9 +35,12 @@ POOL_CFG_WIDTHS: dict[str, int] = {
     "cfg_clo": COUNT_BITS, "cfg_chi": COUNT_BITS, "cfg_shift": SHIFT_BITS,
     "cfg_in_count": AFFINE_BITS, "cfg_out_count": AFFINE_BITS,
 }
-#: Layers with an RTL unit, by op; the others (Add, Flatten, Identity) are in the controller.
+#: Layers with an RTL unit, by op; the others (Flatten, Identity, Sum of more than two) are
+#: done by the controller.
 RTL_UNIT_OPS = {Op.RELU: "relu", Op.MAXPOOL: "pool", Op.AVGPOOL: "pool",
-                Op.GLOBAL_AVGPOOL: "pool"}
+                Op.GLOBAL_AVGPOOL: "pool", Op.ADD: "add"}
+#: Left-shift field width of fpdeep_add (RTL parameter LW).
+ADD_SHIFT_BITS = 5
 
 
 @dataclass(frozen=True)
@@ -90,8 +93,10 @@ def layer_unit(network: Network, layer: Layer, *, ident: str, board: int,
                numerics: Numerics) -> UnitDesign | None:
     """The RTL unit of a non-compute layer, or None when the controller does it."""
     kind = RTL_UNIT_OPS.get(layer.op)
-    if kind is None:
+    if kind is None or (kind == "add" and len(layer.inputs) != 2):
         return None
+    if kind == "add":
+        return _add_unit(network, layer, ident=ident, board=board, numerics=numerics)
     src = _owner(network, layer.inputs[0])
     act_in, act_out = numerics.fmt("act", src).frac, numerics.fmt("act", layer.name).frac
     err_in, err_out = numerics.fmt("err", src).frac, numerics.fmt("err", layer.name).frac
@@ -119,6 +124,31 @@ def layer_unit(network: Network, layer: Layer, *, ident: str, board: int,
                        "table_fwd": list(fwd.table), "table_bwd": list(bwd.table)})
 
 
+def _add_unit(network: Network, layer: Layer, *, ident: str, board: int,
+              numerics: Numerics) -> UnitDesign:
+    """Residual Add forward (fpdeep_add, §8) and its error fan-out (fpdeep_fanout)."""
+    acts = [numerics.fmt("act", _owner(network, t)).frac for t in layer.inputs]
+    errs = [numerics.fmt("err", _owner(network, t)).frac for t in layer.inputs]
+    top = max(acts)
+    fy, fe = numerics.fmt("act", layer.name).frac, numerics.fmt("err", layer.name).frac
+    lefts = [top - f for f in acts]
+    if max(lefts) >= 1 << ADD_SHIFT_BITS:
+        raise FpdeepError(f"layer {layer.name!r}: Add inputs differ by {max(lefts)} fractional "
+                          f"bits; the add unit aligns at most {(1 << ADD_SHIFT_BITS) - 1}")
+    mod = 1 << SHIFT_BITS
+    return UnitDesign("add", layer.name, ident, board, {},
+                      {"cfg_la": lefts[0], "cfg_lb": lefts[1], "cfg_shift": (top - fy) % mod},
+                      {"cfg_shift_a": (fe - errs[0]) % mod, "cfg_shift_b": (fe - errs[1]) % mod},
+                      {"elements": math.prod(layer.out_shape)})
+
+
+def fan_in_unit(tensor: str, shape: Sequence[int], *, ident: str, board: int) -> UnitDesign:
+    """The exact sum of two error contributions to ``tensor``, saturated once (§8)."""
+    return UnitDesign("fanin", tensor, ident, board, {},
+                      {"cfg_la": 0, "cfg_lb": 0, "cfg_shift": 0}, {},
+                      {"elements": math.prod(shape), "tensor": tensor})
+
+
 def sgd_unit(board: int) -> UnitDesign:
     return UnitDesign("sgd", "", "sgd", board)
 
@@ -144,6 +174,11 @@ def unit_ports(u: UnitDesign, dw: int, accw: int) -> list[Port]:
                 *stream(f"{p}_s_e", dw, sink=True), *stream(f"{p}_m", dw, sink=False)]
     if u.kind == "pool":
         return [port for d in ("fp", "bp") for port in _pool_ports(f"{p}_{d}", dw)]
+    if u.kind in ("add", "fanin"):
+        return [*stream(f"{p}_s_a", dw, sink=True), *stream(f"{p}_s_b", dw, sink=True),
+                *stream(f"{p}_m", dw, sink=False),
+                *([*stream(f"{p}_bp_s", dw, sink=True), *stream(f"{p}_bp_m_a", dw, sink=False),
+                   *stream(f"{p}_bp_m_b", dw, sink=False)] if u.kind == "add" else [])]
     m, s = SGD_MANTISSA_BITS, SHIFT_BITS
     return [Port("input", m, f"{p}_cfg_mb"), Port("input", s, f"{p}_cfg_sb"),
             Port("input", m, f"{p}_cfg_mlr"), Port("input", s, f"{p}_cfg_slr"),
@@ -183,6 +218,27 @@ def unit_instances(u: UnitDesign, dw: int, accw: int) -> list[Instance]:
             conns += _own(_pool_ports(q, dw), q)
             out.append(Instance("fpdeep_pool", f"u_{q}", f"pooling {d.upper()} of layer {u.layer}",
                                 (("DW", dw), *sorted(u.params.items())), consts, tuple(conns)))
+        return out
+    if u.kind in ("add", "fanin"):
+        widths = {"cfg_la": ADD_SHIFT_BITS, "cfg_lb": ADD_SHIFT_BITS, "cfg_shift": SHIFT_BITS}
+        ports = unit_ports(u, dw, accw)
+        fwd = [port for port in ports if not port.name.startswith(f"{p}_bp_")]
+        conns = clock + [(name, f"{p}_{name}".upper()) for name in widths] + _own(fwd, p)
+        consts = tuple((f"{p}_{name}".upper(), w, literal(u.forward[name], w))
+                       for name, w in widths.items())
+        what = "error fan-in of tensor" if u.kind == "fanin" else "residual Add of layer"
+        out = [Instance("fpdeep_add", f"u_{p}", f"{what} {u.layer}", (("DW", dw),), consts,
+                        tuple(conns))]
+        if u.kind == "add":
+            q = f"{p}_bp"
+            consts = tuple((f"{q}_{name}".upper(), SHIFT_BITS,
+                            literal(u.backward[name], SHIFT_BITS))
+                           for name in ("cfg_shift_a", "cfg_shift_b"))
+            conns = clock + [(name, f"{q}_{name}".upper()) for name in ("cfg_shift_a",
+                                                                         "cfg_shift_b")]
+            conns += _own([port for port in ports if port.name.startswith(f"{q}_")], q)
+            out.append(Instance("fpdeep_fanout", f"u_{q}", f"error fan-out of layer {u.layer}",
+                                (("DW", dw),), consts, tuple(conns)))
         return out
     up = f"{p}_cfg_shift".upper()
     consts = ((f"{up}_F", SHIFT_BITS, literal(u.forward["cfg_shift"], SHIFT_BITS)),
