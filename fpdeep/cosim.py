@@ -235,8 +235,7 @@ def simulate(folder: str | Path, *, options: SimOptions, data: str | Path | None
     mismatches, losses = compare(network, record, weights, x, y, steps=options.steps,
                                  lr=options.lr)
     clock = design["clock_mhz"]
-    modelled = step_cycles(schedule(design, network, batch=batch), clock_mhz=clock,
-                           link_gbps=design["link_gbps"])
+    modelled = step_cycles(schedule(design, network, batch=batch), links=design["links"])
     cycles = [s["cycles"] for s in tb["steps"]]
     mean = sum(cycles) / len(cycles)
     result = {

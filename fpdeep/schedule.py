@@ -12,7 +12,9 @@ steady-state model (``fpdeep.perf``/``fpdeep.planner``), which assumes a pipelin
 BP and WG of different images overlap: here nothing overlaps across layers or images, so a step
 costs the sum of its phases, and it adds the terms the planner leaves out: streaming operands
 into the engine banks and results out of them (one beat per cycle), the element-wise units
-(one element per cycle), and link transfers with their hop latency.
+(one element per cycle), and link transfers hop by hop (store and forward) with their latency;
+the generated link framing moves at most one 16-bit word per cycle, so a link is never faster
+than the fabric stream, whatever its line rate.
 
 Engine tasks are costed from ``fpdeep.perf.engine_cycles`` plus the handshake overheads of the
 stream protocol (``LOAD_OVERHEAD`` etc.), which the cluster simulation measures.
@@ -45,7 +47,11 @@ UNIT_LATENCY = 4
 # last (measured in the cluster simulation).
 STREAM_OVERHEAD = 2
 SGD_OVERHEAD = 2
-# Bytes of one element on a link (16-bit data) and of a raw partial sum (48-bit accumulator).
+# Cycles a link hop adds to its words and latency: the receiver's handshake of the last word
+# (measured in the cluster simulation).
+LINK_OVERHEAD = 1
+# Bytes of one element on a link (16-bit data) and of a raw partial sum (48-bit accumulator,
+# sent as three 16-bit words).
 ELEM_BYTES = 2
 RAW_BYTES = 6
 
@@ -73,8 +79,20 @@ class Task:
 KINDS = ("engine", "flush", "unit", "link")
 
 
-def task_cycles(task: Task, *, clock_mhz: float, link_gbps: Sequence[float]) -> int:
-    """Modelled cycles of one task."""
+def hop_cycles(words: int, link: Mapping[str, int]) -> int:
+    """Cycles to move ``words`` over one link of the design (``design.json`` "links"): at
+    ``num`` words per ``den`` cycles, after its latency, plus the framing's handshakes."""
+    return -(-words * link["den"] // link["num"]) + link["latency"] + LINK_OVERHEAD
+
+
+def link_hops(task: Task) -> list[tuple[int, int]]:
+    """The board-to-board hops of a link task, in order (store and forward)."""
+    step = 1 if task.dst > task.board else -1
+    return [(b, b + step) for b in range(task.board, task.dst, step)]
+
+
+def task_cycles(task: Task, *, links: Sequence[Mapping[str, int]]) -> int:
+    """Modelled cycles of one task; ``links`` as in ``design.json``."""
     if task.kind in ("engine", "flush") or task.rtl == "pool":
         beats = max(task.loads.values(), default=0)
         cycles = beats + LOAD_OVERHEAD if beats else 0
@@ -90,18 +108,31 @@ def task_cycles(task: Task, *, clock_mhz: float, link_gbps: Sequence[float]) -> 
     if task.kind == "unit":
         return task.elements + UNIT_LATENCY
     if task.kind == "link":
-        lo, hi = sorted((task.board, task.dst))
-        slowest = min(link_gbps[lo:hi])
-        wire = perf.link_cycles(bytes_per_image=task.bytes, gbps=slowest, clock_mhz=clock_mhz)
-        return wire + (hi - lo) * perf.LINK_HOP_LATENCY
+        words = -(-task.bytes // ELEM_BYTES)
+        return sum(hop_cycles(words, links[min(a, b)]) for a, b in link_hops(task))
     raise FpdeepError(f"unknown task kind {task.kind!r}; known: {', '.join(KINDS)}")
 
 
-def step_cycles(phases: Sequence[Sequence[Task]], *, clock_mhz: float,
-                link_gbps: Sequence[float]) -> int:
+def step_cycles(phases: Sequence[Sequence[Task]], *,
+                links: Sequence[Mapping[str, int]]) -> int:
     """Modelled cycles of one training step: the sum over phases of the slowest task."""
-    return sum(max((task_cycles(t, clock_mhz=clock_mhz, link_gbps=link_gbps) for t in phase),
-                   default=0) for phase in phases)
+    return sum(max((task_cycles(t, links=links) for t in phase), default=0) for phase in phases)
+
+
+def _separate_links(tasks: list[Task]) -> list[list[Task]]:
+    """Link tasks in sub-phases in which no two use the same hop in the same direction (a link
+    port carries one tensor at a time)."""
+    rounds: list[tuple[set, list[Task]]] = []
+    for task in tasks:
+        hops = set(link_hops(task))
+        for used, members in rounds:
+            if not used & hops:
+                used |= hops
+                members.append(task)
+                break
+        else:
+            rounds.append((hops, [task]))
+    return [members for _, members in rounds]
 
 
 def _elements(shape: Sequence[int]) -> int:
@@ -207,7 +238,13 @@ def schedule(design: Mapping[str, Any], network: Network, *, batch: int) -> list
             count[1] += 2 if s["has_bias"] else 1
     phases.append([Task("unit", board, "sgd", elements=n, rtl="sgd", tensors=t)
                    for board, (n, t) in sorted(per_board.items())])
-    return [phase for phase in phases if phase]
+    out: list[list[Task]] = []
+    for phase in phases:
+        if phase and all(t.kind == "link" for t in phase):
+            out += _separate_links(phase)
+        elif phase:
+            out.append(phase)
+    return out
 
 
 def _unit_task(unit: Mapping[str, Any] | None, board: int, what: str, layer: str, image: int,

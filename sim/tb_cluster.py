@@ -28,7 +28,7 @@ from fpdeep.golden import sgd
 from fpdeep.golden import step as golden_step
 from fpdeep.golden.numerics import Numerics, requantise, wrap
 from fpdeep.ir import Op
-from fpdeep.schedule import schedule, task_cycles
+from fpdeep.schedule import ELEM_BYTES, link_hops, schedule, task_cycles
 
 
 class Stalled(Exception):
@@ -408,17 +408,33 @@ async def run_sgd(cl: Cluster, tr: Trainer, board: int) -> None:
             w[s["lo"]:s["hi"]] = np.array(new, dtype=np.int64).reshape(old.shape)
 
 
-async def run_task(cl: Cluster, tr: Trainer, task, clock: float, gbps) -> None:
+async def run_link(cl: Cluster, task) -> None:
+    """Move the task's words hop by hop through the RTL link framing and link models, checking
+    that every word arrives intact. (The tensors themselves stay with the controller; the
+    words are a pattern of the same length.)"""
+    n = -(-task.bytes // ELEM_BYTES)
+    words = [((k * 40503 + task.board * 7919 + task.dst) & 0xFFFF) for k in range(n)]
+    for a, b in link_hops(task):
+        side, other = ("east", "west") if b > a else ("west", "east")
+        sender = cocotb.start_soon(cl.send(a, {f"{side}_s": (words, {})}))
+        got = await cl.drain(b, other, n, width=16)
+        await sender
+        if [w & 0xFFFF for w in got] != words:
+            raise Stalled(f"link board {a} -> board {b} corrupted a tensor ({cl.where})")
+
+
+async def run_task(cl: Cluster, tr: Trainer, task) -> None:
     if task.kind == "unit" and task.rtl:
         await run_unit(cl, tr, task)
     elif task.kind == "engine":
         await run_engine(cl, tr, task)
     elif task.kind == "flush":
         await run_flush(cl, tr, task)
+    elif task.kind == "link":
+        await run_link(cl, task)
     else:
-        if task.kind == "unit":
-            tr.unit(task)
-        await ClockCycles(cl.dut.clk, task_cycles(task, clock_mhz=clock, link_gbps=gbps))
+        tr.unit(task)
+        await ClockCycles(cl.dut.clk, task_cycles(task, links=cl.design["links"]))
 
 
 async def guarded(coro, errors: list) -> None:
@@ -473,9 +489,12 @@ async def cluster_trains(dut):
                 cl.sig(b["index"], ident, f"{name}_ready").value = 0
             if u["kind"] == "relu":
                 cl.sig(b["index"], u["ident"], "bwd").value = 0
+        for side in ("east", "west"):
+            if hasattr(dut, f"b{b['index']}_{side}_s_valid"):
+                cl.sig(b["index"], side, "s_valid").value = 0
+                cl.sig(b["index"], side, "m_ready").value = 0
     await reset(dut)
     phases = schedule(design, tr.net, batch=tr.batch)
-    clock, gbps = design["clock_mhz"], design["link_gbps"]
     progress = Path(args["progress"])
     result: dict = {"steps": [], "error": None}
     rec: dict[str, np.ndarray] = {}
@@ -489,13 +508,13 @@ async def cluster_trains(dut):
                 cl.where = f"step {step + 1}, phase {k + 1} of {len(phases)}"
                 t0 = cl.now()
                 errors: list[Stalled] = []
-                tasks = [cocotb.start_soon(guarded(run_task(cl, tr, t, clock, gbps), errors))
+                tasks = [cocotb.start_soon(guarded(run_task(cl, tr, t), errors))
                          for t in phase]
                 for t in tasks:
                     await t
                 if errors:
                     raise errors[0]
-                model = max(task_cycles(t, clock_mhz=clock, link_gbps=gbps) for t in phase)
+                model = max(task_cycles(t, links=design["links"]) for t in phase)
                 phase_log.append([cl.now() - t0, model, phase[0].kind, phase[0].what])
                 if k % 8 == 0 or k == len(phases) - 1:
                     progress.write_text(json.dumps({"step": step, "steps": args["steps"],

@@ -9,7 +9,7 @@ from fpdeep import perf
 from fpdeep.codegen.board import design, design_json
 from fpdeep.errors import FpdeepError
 from fpdeep.resources import PACKAGE_DIR
-from fpdeep.schedule import Task, schedule, step_cycles, task_cycles
+from fpdeep.schedule import LINK_OVERHEAD, Task, schedule, step_cycles, task_cycles
 
 
 def _fc_net(tmp_path):
@@ -40,16 +40,30 @@ def test_single_fc_step_matches_a_hand_count(tmp_path):
     # weights in; WG flush (12 + 3 sums); SGD unit streams weight and bias, 2 cycles each extra
     expected = (12 + 1) + 2 * per_image + (15 + 1) + (15 + 2 * 2)
     phases = schedule(d, network, batch=2)
-    assert step_cycles(phases, clock_mhz=250.0, link_gbps=[]) == expected
+    assert step_cycles(phases, links=[]) == expected
     # the first compute layer has no BP engine and nothing is sent to the input
     assert not any(t.what == "bp" and t.kind == "engine" for p in phases for t in p)
 
 
-def test_links_cost_line_rate_and_hop_latency():
-    t = Task("link", 0, "link", bytes=1000, dst=2)
-    wire = perf.link_cycles(bytes_per_image=1000, gbps=10.0, clock_mhz=200.0)
-    assert task_cycles(t, clock_mhz=200.0, link_gbps=[40.0, 10.0]) == \
-        wire + 2 * perf.LINK_HOP_LATENCY
+def test_links_go_hop_by_hop_at_their_word_rate():
+    links = [{"latency": 100, "num": 1, "den": 1}, {"latency": 50, "num": 2, "den": 5}]
+    t = Task("link", 0, "link", bytes=1000, dst=2)  # 500 words over both links
+    assert task_cycles(t, links=links) == (500 + 100 + LINK_OVERHEAD) + \
+        (500 * 5 // 2 + 50 + LINK_OVERHEAD)
+    back = Task("link", 2, "link", bytes=6, dst=1)  # 3 words, second link only
+    assert task_cycles(back, links=links) == -(-3 * 5 // 2) + 50 + LINK_OVERHEAD
+
+
+def test_link_rate_is_capped_at_a_word_per_cycle():
+    from fpdeep.codegen.units import link_model
+
+    fast = link_model(0, gbps=100.0, clock_mhz=250.0, dw=16, latency=128,
+                      payload_efficiency=perf.LINK_PAYLOAD_EFFICIENCY)
+    assert (fast.num, fast.den) == (1, 1)
+    slow = link_model(0, gbps=2.0, clock_mhz=250.0, dw=16, latency=128,
+                      payload_efficiency=64 / 66)
+    # 2 Gb/s * 64/66 / 16 bits / 250 MHz = 0.4848 words per cycle
+    assert abs(slow.num / slow.den - 2e9 * 64 / 66 / 16 / 250e6) < 1e-3
 
 
 def test_split_layer_gets_a_reduction_and_slices_run_together():

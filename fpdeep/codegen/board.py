@@ -19,13 +19,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from fpdeep import perf
 from fpdeep.codegen.names import Namer, sanitize
 from fpdeep.codegen.units import (
+    SIDES,
     Instance,
+    LinkModel,
     Port,
     UnitDesign,
     fan_in_unit,
     layer_unit,
+    link_instances,
+    link_model,
+    link_ports,
+    link_word_bits,
     literal,
     sgd_unit,
     stream,
@@ -105,6 +112,7 @@ class Design:
     clock_mhz: float
     link_gbps: tuple[float, ...]
     homes: dict[str, int]  # tensor -> the board that holds all of it
+    links: tuple[LinkModel, ...] = ()
 
     def slices_of(self, layer: str) -> list[tuple[int, SliceDesign]]:
         """(board, slice) of every slice of ``layer`` in channel order."""
@@ -230,8 +238,12 @@ def design(network: Network, plan: Plan, *, numerics: Numerics | None = None) ->
                 board=homes[name]))
     boards = [BoardDesign(b.index, b.module, b.slices, (*units[b.index], sgd_unit(b.index)))
               for b in boards]
-    return Design(plan.model, tuple(boards), width, plan.totals.clock_mhz,
-                  tuple(lp.gbps_available for lp in plan.links), homes)
+    gbps = tuple(lp.gbps_available for lp in plan.links)
+    links = tuple(link_model(i, gbps=g, clock_mhz=plan.totals.clock_mhz, dw=width,
+                             latency=perf.LINK_HOP_LATENCY,
+                             payload_efficiency=perf.LINK_PAYLOAD_EFFICIENCY)
+                  for i, g in enumerate(gbps))
+    return Design(plan.model, tuple(boards), width, plan.totals.clock_mhz, gbps, homes, links)
 
 
 def comment_text(name: str) -> str:
@@ -264,8 +276,14 @@ def board_ports(d: Design, board: BoardDesign) -> list[Port]:
     """Every port of a board top after clk and rst, engines first, then units."""
     ports = [port for s in board.slices for e in s.engines.values()
              for port in engine_ports(e, d.data_width)]
-    return ports + [port for u in board.units
-                    for port in unit_ports(u, d.data_width, ACC_BITS)]
+    ports += [port for u in board.units for port in unit_ports(u, d.data_width, ACC_BITS)]
+    return ports + [port for side in _sides(d, board) for port in link_ports(side, d.data_width)]
+
+
+def _sides(d: Design, board: BoardDesign) -> list[str]:
+    """The neighbours a board has in the chain."""
+    return [side for side, ok in zip(SIDES, (board.index < len(d.boards) - 1, board.index > 0),
+                                     strict=True) if ok]
 
 
 def board_values(d: Design, board: BoardDesign) -> dict[str, Any]:
@@ -276,15 +294,18 @@ def board_values(d: Design, board: BoardDesign) -> dict[str, Any]:
         for inst in unit_instances(u, d.data_width, ACC_BITS):
             instances.append(Instance(inst.module, inst.name, comment_text(inst.comment),
                                       inst.params, inst.localparams, inst.connections))
+    for side in _sides(d, board):
+        instances += link_instances(side, d.data_width)
     return {"module": board.module, "index": board.index, "model": comment_text(d.model),
             "ports": board_ports(d, board), "instances": instances}
 
 
 def cluster_values(d: Design) -> dict[str, Any]:
     """What `templates/cluster_top.sv.j2` prints: every board with its ports."""
-    return {"model": comment_text(d.model),
+    return {"model": comment_text(d.model), "word": link_word_bits(d.data_width),
             "boards": [{"index": b.index, "module": b.module, "ports": board_ports(d, b)}
-                       for b in d.boards]}
+                       for b in d.boards],
+            "links": d.links}
 
 
 def design_json(d: Design) -> dict[str, Any]:
@@ -307,4 +328,6 @@ def design_json(d: Design) -> dict[str, Any]:
                        "info": u.info} for u in b.units],
         } for b in d.boards],
         "homes": d.homes,
+        "links": [{"west": lk.west, "latency": lk.latency, "num": lk.num, "den": lk.den}
+                  for lk in d.links],
     }

@@ -23,7 +23,7 @@ from fpdeep.resources import data_dir
 #: The engine library modules every board needs, in compile order.
 HW_MODULES = ("fpdeep_sdp_ram", "fpdeep_tensor_walker", "fpdeep_loop_nest", "fpdeep_mac_array",
               "fpdeep_requant", "fpdeep_engine", "fpdeep_relu", "fpdeep_pool", "fpdeep_add",
-              "fpdeep_fanout", "fpdeep_sgd")
+              "fpdeep_fanout", "fpdeep_sgd", "fpdeep_link_tx", "fpdeep_link_rx")
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,7 @@ def build(network: Network, plan: Plan, out: str | Path, *, model_bytes: bytes,
                 "input_shape": list(input_shape) if input_shape else None,
                 "loss": "softmax_ce"}
         stage.write("design.json", _json({**design_json(d), "build": info}))
+        sources["fpdeep_link_model"] = (hw / "fpdeep_link_model.sv").read_bytes()
         for name, data in sources.items():
             stage.write_bytes(f"rtl/hw/{name}.sv", data)
         hw_paths = [f"../hw/{name}.sv" for name in HW_MODULES]
@@ -69,7 +70,7 @@ def build(network: Network, plan: Plan, out: str | Path, *, model_bytes: bytes,
         stage.write("sim/cluster_top.sv", render("cluster_top.sv.j2", cluster_values(d)))
         stage.write("sim/files.f", render("filelist.f.j2", {
             "what": "the cluster simulation top",
-            "files": [f"../rtl/hw/{name}.sv" for name in HW_MODULES]
+            "files": [f"../rtl/hw/{name}.sv" for name in (*HW_MODULES, "fpdeep_link_model")]
             + [f"../rtl/board_{b.index}/{b.module}.sv" for b in d.boards] + ["cluster_top.sv"]}))
         names = sorted({b.name for b in plan.cluster.boards})
         stage.write("README.md", render("README.md.j2", {

@@ -48,6 +48,7 @@ class Port:
     direction: str  # "input" or "output"
     width: int
     name: str
+    link: bool = False  # a link-side port: wired to a link model in the cluster top
 
 
 @dataclass(frozen=True)
@@ -247,3 +248,62 @@ def unit_instances(u: UnitDesign, dw: int, accw: int) -> list[Instance]:
     conns += [(mp, bp) for mp, bp in _own(unit_ports(u, dw, accw), p) if mp != "bwd"]
     return [Instance("fpdeep_relu", f"u_{p}", f"ReLU of layer {u.layer}", (("DW", dw),), consts,
                      tuple(conns))]
+
+
+# ----------------------------------------------------------------------------- links
+
+#: Sides of a board in the chain: east towards higher board indices, west towards lower.
+SIDES = ("east", "west")
+
+
+def link_word_bits(dw: int) -> int:
+    """Width of a link word of fpdeep_link_tx with one channel: {channel, last, data}."""
+    return 1 + 1 + dw
+
+
+def link_ports(side: str, dw: int) -> list[Port]:
+    """The board's ports for one neighbour: streams to send and received, and the link words."""
+    w = link_word_bits(dw)
+    words = [Port(d, width, f"{side}_{name}", True) for d, width, name in (
+        ("output", w, "tx_data"), ("output", 1, "tx_valid"), ("input", 1, "tx_ready"),
+        ("input", w, "rx_data"), ("input", 1, "rx_valid"), ("output", 1, "rx_ready"))]
+    return [*stream(f"{side}_s", dw, sink=True), *stream(f"{side}_m", dw, sink=False), *words]
+
+
+def link_instances(side: str, dw: int) -> list[Instance]:
+    """Framing for one neighbour (fpdeep_link_tx/_rx, one channel each way)."""
+    clock = [("clk", "clk"), ("rst", "rst")]
+    tx = clock + [("s_data", f"{side}_s_data"), ("s_last", f"{side}_s_last"),
+                  ("s_valid", f"{side}_s_valid"), ("s_ready", f"{side}_s_ready"),
+                  ("m_data", f"{side}_tx_data"), ("m_valid", f"{side}_tx_valid"),
+                  ("m_ready", f"{side}_tx_ready")]
+    rx = [("s_data", f"{side}_rx_data"), ("s_valid", f"{side}_rx_valid"),
+          ("s_ready", f"{side}_rx_ready"), ("m_data", f"{side}_m_data"),
+          ("m_last", f"{side}_m_last"), ("m_valid", f"{side}_m_valid"),
+          ("m_ready", f"{side}_m_ready")]
+    return [Instance("fpdeep_link_tx", f"u_{side}_tx", f"link framing towards the {side}",
+                     (("DW", dw), ("NCH", 1)), (), tuple(tx)),
+            Instance("fpdeep_link_rx", f"u_{side}_rx", f"link framing from the {side}",
+                     (("DW", dw), ("NCH", 1)), (), tuple(rx))]
+
+
+@dataclass(frozen=True)
+class LinkModel:
+    """A simulation-only link between board ``west`` and board ``west + 1`` (both directions):
+    ``num`` words per ``den`` cycles after ``latency`` cycles."""
+
+    west: int
+    latency: int
+    num: int
+    den: int
+
+
+def link_model(west: int, *, gbps: float, clock_mhz: float, dw: int, latency: int,
+               payload_efficiency: float) -> LinkModel:
+    """The link between boards ``west`` and ``west + 1``: its payload rate in data words per
+    cycle as a fraction of at most 1 (framing moves one word per cycle), and its latency."""
+    from fractions import Fraction
+
+    words = Fraction(gbps * 1e9 * payload_efficiency / dw / (clock_mhz * 1e6))
+    rate = min(Fraction(1), words).limit_denominator(1 << 10)
+    return LinkModel(west, latency, rate.numerator, rate.denominator)
