@@ -105,6 +105,8 @@ def task_cycles(task: Task, *, links: Sequence[Mapping[str, int]]) -> int:
         return task.elements + STREAM_OVERHEAD
     if task.kind == "unit" and task.rtl == "sgd":
         return task.elements + task.tensors * SGD_OVERHEAD
+    if task.kind == "unit" and task.rtl == "psum":  # one pass per partial after the first
+        return task.tensors * (task.elements + STREAM_OVERHEAD)
     if task.kind == "unit":
         return task.elements + UNIT_LATENCY
     if task.kind == "link":
@@ -152,7 +154,7 @@ def schedule(design: Mapping[str, Any], network: Network, *, batch: int) -> list
         entries.sort(key=lambda bs: bs[1]["lo"])
     homes = dict(design["homes"])
     units = {u["layer"]: u for b in design["boards"] for u in b["units"]
-             if u["kind"] not in ("sgd", "fanin")}
+             if u["kind"] not in ("sgd", "fanin", "psum")}
     fan_ins = {u["layer"]: u for b in design["boards"] for u in b["units"] if u["kind"] == "fanin"}
     layers = [layer for layer in network.layers if layer.op is not Op.SOFTMAX]
     shapes = {network.input_name: network.input_shape}
@@ -220,7 +222,8 @@ def schedule(design: Mapping[str, Any], network: Network, *, batch: int) -> list
                         board, dst, n_in * (RAW_BYTES if split else ELEM_BYTES))])
                     if split:  # partial input errors summed, then requantised once
                         phases.append([Task("unit", dst, "sum", layer.name, image=image,
-                                            elements=n_in * len(slices[layer.name]))])
+                                            elements=n_in, rtl="psum",
+                                            tensors=len(slices[layer.name]) - 1)])
             elif any(_needs_error(network, name) for name in layer.inputs):
                 phases.append([_unit_task(units.get(layer.name), home, "bp", layer.name,
                                           image, _elements(layer.out_shape))])

@@ -26,7 +26,7 @@ from fpdeep_tb import PERIOD_NS, reset, signed, tb_args
 import fpdeep
 from fpdeep.golden import sgd
 from fpdeep.golden import step as golden_step
-from fpdeep.golden.numerics import Numerics, requantise, wrap
+from fpdeep.golden.numerics import Numerics
 from fpdeep.ir import Op
 from fpdeep.schedule import ELEM_BYTES, link_hops, schedule, task_cycles
 
@@ -170,9 +170,11 @@ class Trainer:
         self.slices = {(s["layer"], s["lo"]): (b["index"], s)
                        for b in design["boards"] for s in b["slices"]}
         self.units = {u["layer"]: u for b in design["boards"] for u in b["units"]
-                      if u["kind"] not in ("sgd", "fanin")}
+                      if u["kind"] not in ("sgd", "fanin", "psum")}
         self.fan_ins = {u["layer"]: u for b in design["boards"] for u in b["units"]
                         if u["kind"] == "fanin"}
+        self.psums = {u["layer"]: u for b in design["boards"] for u in b["units"]
+                      if u["kind"] == "psum"}
 
     def begin_step(self) -> None:
         self.acts: list[dict[str, np.ndarray]] = [
@@ -198,7 +200,7 @@ class Trainer:
         return out
 
     def unit(self, task) -> None:
-        """The golden model's integer function for an element-wise, loss, sum or SGD task."""
+        """The golden model's integer function for a layer without an RTL unit, or the loss."""
         i = task.image
         if task.what == "fp":
             layer = self.layers[task.layer]
@@ -216,17 +218,6 @@ class Trainer:
             for name, err in zip(layer.inputs, errs, strict=True):
                 if self.needs.get(name, False):
                     self.parts[i].setdefault(name, []).append(err[0])
-        elif task.what == "sum":
-            layer = self.layers[task.layer]
-            total = wrap(np.sum(self.partials[i][layer.name], axis=0))
-            shift = self.shift_bp(layer)
-            dx = requantise(total, shift, self.ctx.err(layer.inputs[0]))
-            self.add_input_error(i, layer, dx)
-
-    def shift_bp(self, layer) -> int:
-        fe = self.ctx.err(layer.output).frac
-        fw = self.ctx.fmt("weight", layer.name).frac
-        return fe + fw - self.ctx.err(layer.inputs[0]).frac
 
     def add_input_error(self, i: int, layer, dx: np.ndarray) -> None:
         dx = dx.reshape(self.acts[i][layer.inputs[0]].shape)
@@ -307,6 +298,9 @@ async def run_unit(cl: Cluster, tr: Trainer, task) -> None:
     if task.what == "fanin":
         await run_fan_in(cl, tr, task)
         return
+    if task.rtl == "psum":
+        await run_psum(cl, tr, task)
+        return
     unit = tr.units[task.layer]
     p, board, i = unit["ident"], task.board, task.image
     layer = tr.layers[task.layer]
@@ -365,6 +359,22 @@ async def run_add(cl: Cluster, tr: Trainer, task, unit: dict, layer) -> None:
         if tr.needs.get(name, False):
             shape = tr.acts[i][name].shape
             tr.parts[i].setdefault(name, []).append(np.array(out, dtype=np.int64).reshape(shape))
+
+
+async def run_psum(cl: Cluster, tr: Trainer, task) -> None:
+    """A split layer's raw partial input errors added pass by pass; the last pass
+    requantises."""
+    unit, i = tr.psums[task.layer], task.image
+    p, acw = unit["ident"], cl.design["acc_width"]
+    layer = tr.layers[task.layer]
+    parts = tr.partials[i][layer.name]
+    acc = parts[0]
+    for k, part in enumerate(parts[1:], start=1):
+        final = k == len(parts) - 1
+        cl.sig(task.board, p, "final").value = int(final)
+        streams = {f"{p}_s_a": (acc.tolist(), {}), f"{p}_s_b": (part.tolist(), {})}
+        acc = np.array(await _through(cl, task.board, p, streams, acc.size, acw), dtype=np.int64)
+    tr.add_input_error(i, layer, acc)
 
 
 async def run_fan_in(cl: Cluster, tr: Trainer, task) -> None:
@@ -479,6 +489,7 @@ async def cluster_trains(dut):
         for u in b["units"]:
             ident = u["ident"]
             inputs = {"relu": ["s_x", "s_e"], "sgd": ["s_g", "s_w"], "fanin": ["s_a", "s_b"],
+                      "psum": ["s_a", "s_b"],
                       "add": ["s_a", "s_b", "bp_s"],
                       "pool": ["fp_s_x", "fp_s_m", "bp_s_x", "bp_s_m", "fp_start", "bp_start"]}
             outputs = {"pool": ["fp_m", "bp_m"], "add": ["m", "bp_m_a", "bp_m_b"]}

@@ -91,3 +91,12 @@ def test_build_needs_a_board_count_and_one_row_engines(tmp_path, capsys):
     assert "--boards N" in capsys.readouterr().err
     assert _build(tmp_path / "y", "--pixel-lanes", "2") == 2
     assert "--pixel-lanes 1" in capsys.readouterr().err
+
+
+@pytest.mark.sim
+def test_partial_sum_unit_lints_clean():
+    from fpdeep.simulate import lint, simulator_available
+
+    if not simulator_available("verilator"):
+        pytest.skip("Verilator not found")
+    lint("fpdeep_psum")

@@ -16,6 +16,7 @@ that the requantisation happens once, after the partial sums are added (§4 of t
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,7 @@ from fpdeep.codegen.units import (
     link_ports,
     link_word_bits,
     literal,
+    psum_unit,
     sgd_unit,
     stream,
     unit_instances,
@@ -229,6 +231,15 @@ def design(network: Network, plan: Plan, *, numerics: Numerics | None = None) ->
                           board=board, numerics=numerics)
         if unit is not None:
             units[board].append(unit)
+    # a layer split over several slices sums its raw partial input errors where its input is
+    for layer in network.compute_layers:
+        parts = [(b, sd) for b in boards for sd in b.slices if sd.layer == layer.name]
+        if len(parts) > 1 and "bp" in parts[0][1].engines:
+            home = homes[layer.inputs[0]]
+            units[home].append(psum_unit(
+                layer.name, shift=_shifts(network, layer, numerics)["bp"], slices=len(parts),
+                elements=math.prod(layer.in_shape),
+                ident=namer(f"{sanitize(layer.name, prefix='l')}_psum"), board=home))
     # a tensor whose error comes from two readers gets an RTL fan-in where it is held
     for name, tensor in network.tensors.items():
         if name in homes and name != network.input_name and len(tensor.consumers) == 2:

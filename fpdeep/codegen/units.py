@@ -150,6 +150,14 @@ def fan_in_unit(tensor: str, shape: Sequence[int], *, ident: str, board: int) ->
                       {"elements": math.prod(shape), "tensor": tensor})
 
 
+def psum_unit(layer: str, *, shift: int, slices: int, elements: int, ident: str,
+              board: int) -> UnitDesign:
+    """The reduction of a split layer's raw partial input errors (fpdeep_psum)."""
+    return UnitDesign("psum", layer, ident, board, {},
+                      {"cfg_shift": shift % (1 << SHIFT_BITS)}, {},
+                      {"elements": elements, "slices": slices})
+
+
 def sgd_unit(board: int) -> UnitDesign:
     return UnitDesign("sgd", "", "sgd", board)
 
@@ -175,6 +183,9 @@ def unit_ports(u: UnitDesign, dw: int, accw: int) -> list[Port]:
                 *stream(f"{p}_s_e", dw, sink=True), *stream(f"{p}_m", dw, sink=False)]
     if u.kind == "pool":
         return [port for d in ("fp", "bp") for port in _pool_ports(f"{p}_{d}", dw)]
+    if u.kind == "psum":
+        return [Port("input", 1, f"{p}_final"), *stream(f"{p}_s_a", accw, sink=True),
+                *stream(f"{p}_s_b", accw, sink=True), *stream(f"{p}_m", accw, sink=False)]
     if u.kind in ("add", "fanin"):
         return [*stream(f"{p}_s_a", dw, sink=True), *stream(f"{p}_s_b", dw, sink=True),
                 *stream(f"{p}_m", dw, sink=False),
@@ -220,6 +231,14 @@ def unit_instances(u: UnitDesign, dw: int, accw: int) -> list[Instance]:
             out.append(Instance("fpdeep_pool", f"u_{q}", f"pooling {d.upper()} of layer {u.layer}",
                                 (("DW", dw), *sorted(u.params.items())), consts, tuple(conns)))
         return out
+    if u.kind == "psum":
+        up = f"{p}_cfg_shift".upper()
+        conns = clock + [("cfg_shift", up), ("cfg_final", f"{p}_final")]
+        conns += [(mp, bp) for mp, bp in _own(unit_ports(u, dw, accw), p) if mp != "final"]
+        return [Instance("fpdeep_psum", f"u_{p}", f"partial input errors of layer {u.layer}",
+                         (("DW", dw), ("ACCW", accw)),
+                         ((up, SHIFT_BITS, literal(u.forward["cfg_shift"], SHIFT_BITS)),),
+                         tuple(conns))]
     if u.kind in ("add", "fanin"):
         widths = {"cfg_la": ADD_SHIFT_BITS, "cfg_lb": ADD_SHIFT_BITS, "cfg_shift": SHIFT_BITS}
         ports = unit_ports(u, dw, accw)
