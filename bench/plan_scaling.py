@@ -16,47 +16,15 @@ import time
 from pathlib import Path
 
 import onnx
-from onnx import TensorProto, helper
 
 import fpdeep
 from fpdeep.allocate import _cheapest
+from fpdeep.examples import build_vgg16
 from fpdeep.report import knees, sweep_rows, sweep_text
 
-VGG16 = [64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512, "M"]
 
-
-def vgg16_onnx(path: Path, num_classes: int = 1000) -> Path:
-    """VGG-16 (Simonyan & Zisserman, configuration D) at 224x224, parameters as graph inputs."""
-    nodes, inputs = [], [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 224, 224])]
-    x, channels = "x", 3
-    for i, item in enumerate(VGG16):
-        if item == "M":
-            nodes.append(helper.make_node("MaxPool", [x], [f"p{i}"], kernel_shape=[2, 2],
-                                          strides=[2, 2]))
-            x = f"p{i}"
-            continue
-        w, b = f"w{i}", f"b{i}"
-        inputs += [helper.make_tensor_value_info(w, TensorProto.FLOAT, [item, channels, 3, 3]),
-                   helper.make_tensor_value_info(b, TensorProto.FLOAT, [item])]
-        nodes += [helper.make_node("Conv", [x, w, b], [f"c{i}"], kernel_shape=[3, 3],
-                                   pads=[1, 1, 1, 1]),
-                  helper.make_node("Relu", [f"c{i}"], [f"r{i}"])]
-        x, channels = f"r{i}", item
-    nodes.append(helper.make_node("Flatten", [x], ["flat"], axis=1))
-    x, features = "flat", 512 * 7 * 7
-    for j, out in enumerate([4096, 4096, num_classes]):
-        w, b = f"fw{j}", f"fb{j}"
-        inputs += [helper.make_tensor_value_info(w, TensorProto.FLOAT, [out, features]),
-                   helper.make_tensor_value_info(b, TensorProto.FLOAT, [out])]
-        nodes.append(helper.make_node("Gemm", [x, w, b], [f"fc{j}"], transB=1))
-        x, features = f"fc{j}", out
-        if j < 2:
-            nodes.append(helper.make_node("Relu", [x], [f"fr{j}"]))
-            x = f"fr{j}"
-    output = helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, num_classes])
-    graph = helper.make_graph(nodes, "vgg16", inputs, [output])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    onnx.save(model, path)
+def vgg16_onnx(path: Path) -> Path:
+    onnx.save(build_vgg16(), path)
     return path
 
 

@@ -304,30 +304,23 @@ module fpdeep_engine #(
         else     v7 <= v6;
     end
 
-    logic [ACCW-1:0] res [NB][RD];
-    initial begin
-        for (int k = 0; k < NB; k++)
-            for (int i = 0; i < RD; i++) res[k][i] = '0;
-    end
-
-    // Bias-gradient accumulators (WG with cfg_bias): lane m, address cob.
+    // Bias-gradient accumulators (WG with cfg_bias): lane m, address cob; small, so registers.
     logic [ACCW-1:0] dbacc [TM][BD];
     initial begin
         for (int m = 0; m < TM; m++)
             for (int i = 0; i < BD; i++) dbacc[m][i] = '0;
     end
 
-    // ------------------------------------------------------------------ drain
+    // ------------------------------------------------------------------ drain walker
     /* verilator lint_off UNUSEDSIGNAL */
     logic [CW-1:0] dl1, dl2, dla;   // waiver as for the loaders above
     /* verilator lint_on UNUSEDSIGNAL */
     logic          dlast;
-    wire logic     d_hs = m_valid && m_ready;
     // Phase 0 drains the result banks, phase 1 (WG with bias) the bias-gradient banks.
-    logic          dphase;
+    logic          dphase, d_issue, d_done;
     wire logic [5*CW-1:0] dcfg = dphase ? cfg_drain_b : cfg_drain;
     fpdeep_tensor_walker #(.CW(CW), .ADDR_W(CW)) u_drain (
-        .clk, .rst, .restart(start_run), .step(d_hs),
+        .clk, .rst, .restart(start_run), .step(d_issue),
         .n1(dcfg[0 +: CW]), .t1(dcfg[CW +: CW]), .n2(dcfg[2*CW +: CW]),
         .t2(dcfg[3*CW +: CW]), .p(dcfg[4*CW +: CW]),
         .l1(dl1), .l2(dl2), .addr(dla), .last(dlast));
@@ -343,28 +336,81 @@ module fpdeep_engine #(
             default: dbank = BW'(dl1 * TN + dl2);
         endcase
     end
-    wire logic [ACCW-1:0] dval = dphase ? dbacc[dl1[MW-1:0]][dla[BAW-1:0]]
-                                        : res[dbank][dla[RAW-1:0]];
-    logic signed [DW-1:0] dq;
-    fpdeep_requant #(.IW(ACCW), .OW(DW), .SW(7)) u_rq (.x(dval), .shift({1'b0, cfg_shift}), .y(dq));
 
-    assign m_valid = (state == DRAIN);
-    assign m_last  = dfinal;
-    assign m_data  = cfg_raw ? dval : ACCW'(dq);
-
-    always_ff @(posedge clk) begin
-        for (int k = 0; k < NB; k++)
-            if (v7 && we7[k])
-                res[k][ra7] <= res[k][ra7] + sum7[k*ACCW +: ACCW];
-        if (d_hs && !dphase) res[dbank][dla[RAW-1:0]] <= '0;
+    // ------------------------------------------------------------------ result banks
+    // Block-RAM banks with one synchronous read: the accumulator is read at s6 and written
+    // back at s7. The only hazard is an s6 read of the address s7 is writing (read-first RAM
+    // returns the old word), so that case takes the value being written (forwarding).
+    // While draining, the same ports read a word and clear it.
+    logic            out_free;
+    logic [ACCW-1:0] rq [NB];
+    logic [NB-1:0]   fwd7;
+    logic [ACCW-1:0] fwdv7 [NB];
+    logic [ACCW-1:0] new7 [NB];
+    wire logic       drain_rd = (state == DRAIN) && !d_done && out_free && !dphase;
+    for (genvar k = 0; k < NB; k++) begin : g_res
+        logic          wen;
+        logic [RAW-1:0] wadr, radr;
+        logic [ACCW-1:0] wdat;
+        always_comb begin
+            new7[k] = (fwd7[k] ? fwdv7[k] : rq[k]) + sum7[k*ACCW +: ACCW];
+            if (state == DRAIN) begin
+                wen  = drain_rd && dbank == BW'(k);
+                wadr = dla[RAW-1:0];
+                wdat = '0;
+                radr = dla[RAW-1:0];
+            end else begin
+                wen  = v7 && we7[k];
+                wadr = ra7;
+                wdat = new7[k];
+                radr = ra_d[MAC_LAT-1];
+            end
+        end
+        fpdeep_sdp_ram #(.WIDTH(ACCW), .DEPTH(RD), .RAM_STYLE("block"), .OUT_REG(1'b0)) u_ram (
+            .clk, .wr_en(wen), .wr_addr(wadr), .wr_data(wdat),
+            .rd_en((state == DRAIN) ? drain_rd : (v6 && we_d[MAC_LAT-1][k])),
+            .rd_addr(radr), .rd_data(rq[k]));
+        always_ff @(posedge clk) begin
+            fwd7[k]  <= v7 && we7[k] && (ra7 == ra_d[MAC_LAT-1]);
+            fwdv7[k] <= new7[k];
+        end
     end
 
     always_ff @(posedge clk) begin
         for (int m = 0; m < TM; m++)
             if (v2 && first2 && com2[m] && has_db)
                 dbacc[m][cob2] <= dbacc[m][cob2] + ACCW'($signed(yd[m]));
-        if (d_hs && dphase) dbacc[dl1[MW-1:0]][dla[BAW-1:0]] <= '0;
+        if (d_issue && dphase) dbacc[dl1[MW-1:0]][dla[BAW-1:0]] <= '0;
     end
+
+    // ------------------------------------------------------------------ drain output
+    // One word in flight: issue a read when the output register is free, present it the
+    // next cycle and hold it (the RAM output holds while no read is issued) until taken.
+    logic            dq_valid, dq_last, dq_phase;
+    logic [BW-1:0]   dq_bank;
+    logic [ACCW-1:0] dq_b;
+    assign out_free = !dq_valid || m_ready;
+    assign d_issue  = (state == DRAIN) && !d_done && out_free;
+    always_ff @(posedge clk) begin
+        if (rst) begin
+            dq_valid <= 1'b0;
+        end else if (out_free) begin
+            dq_valid <= d_issue;
+            if (d_issue) begin
+                {dq_last, dq_phase, dq_bank} <= {dfinal, dphase, dbank};
+                dq_b <= dbacc[dl1[MW-1:0]][dla[BAW-1:0]];
+            end
+        end
+    end
+    wire logic [ACCW-1:0] dval = dq_phase ? dq_b : rq[dq_bank];
+    logic signed [DW-1:0] dq;
+    fpdeep_requant #(.IW(ACCW), .OW(DW), .SW(7)) u_rq (
+        .x(dval), .shift({1'b0, cfg_shift}), .y(dq));
+
+    assign m_valid = dq_valid;
+    assign m_last  = dq_last;
+    assign m_data  = cfg_raw ? dval : ACCW'(dq);
+    wire logic d_hs = m_valid && m_ready;
 
     // ------------------------------------------------------------------ control
     // v4/v5 shadow the MAC array's internal stages so that done waits for every product.
@@ -390,17 +436,19 @@ module fpdeep_engine #(
         if (rst) begin
             state  <= IDLE;
             dphase <= 1'b0;
+            d_done <= 1'b0;
         end else begin
             case (state)
                 IDLE:    if (start) state <= RUN;
                          else if (flush) state <= DRAIN;
                 RUN:     if (done) state <= cfg_hold ? IDLE : DRAIN;
                 default: begin
-                    if (d_hs && dfinal) begin
+                    if (d_issue && dfinal) d_done <= 1'b1;
+                    else if (d_issue && dlast) dphase <= 1'b1;
+                    if (d_hs && m_last) begin
                         state  <= IDLE;
                         dphase <= 1'b0;
-                    end else if (d_hs && dlast) begin
-                        dphase <= 1'b1;
+                        d_done <= 1'b0;
                     end
                 end
             endcase

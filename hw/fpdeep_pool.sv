@@ -14,6 +14,7 @@
 // Protocol: while idle stream the reciprocal table M[0..] into s_m (AVG modes) and the input
 // (X, or E with its argmax on s_x_arg) into s_x; pulse start; after done the result streams
 // out of m_* in C order, requantised by cfg_shift. Results drain (and clear) once.
+// Buffers are block-RAM shaped (synchronous reads); the result bank forwards its one hazard.
 `default_nettype none
 
 module fpdeep_pool #(
@@ -153,10 +154,6 @@ module fpdeep_pool #(
         else     v1 <= v0;
     end
 
-    logic [ACCW-1:0] res [ID];
-    logic [KB-1:0]   side [YD];
-    initial for (int i = 0; i < ID; i++) res[i] = '0;
-
     // running max / sum of the current window
     logic signed [ACCW-1:0] run_v;
     logic [KB-1:0]          run_k;
@@ -169,56 +166,98 @@ module fpdeep_pool #(
     // error times reciprocal: DW + MB + 1 bits, exact in the 48-bit accumulator
     wire logic signed [ACCW-1:0] e_m = d1x * ACCW'({1'b0, mtab[cnt1]});
 
-    // ------------------------------------------------------------------ drain
-    logic [AW-1:0]  out_ptr;
+    // ------------------------------------------------------------------ result bank
+    // Block RAM with a synchronous read. Backward modes read the accumulator at s0 and write
+    // it back at s1; a read of the address being written in the same cycle (read-first RAM)
+    // takes the written value instead (forwarding). Forward modes only write, at window end.
+    // While draining, the ports read a word and clear it (backward modes accumulate).
+    logic              out_free, d_issue, d_done;
+    logic [AW-1:0]     out_ptr;
     wire logic [IAW-1:0] oa = out_ptr[IAW-1:0];
-    wire logic out_last = (out_ptr == cfg_out_count - 1'b1);
-    wire logic d_hs = m_valid && m_ready;
-    wire logic signed [RW-1:0] scaled = RW'($signed(res[oa])) *
-                                        RW'({1'b0, mtab[side[oa[$clog2(YD)-1:0]]]});
-    logic [DW-1:0] yq;
-    fpdeep_requant #(.IW(RW), .OW(DW), .SW(7)) u_rq (
-        .x((cfg_mode == AVGF) ? scaled : RW'($signed(res[oa]))), .shift(cfg_shift), .y(yq));
-    assign m_valid = (state == DRAIN);
-    assign m_data = yq;
-    assign m_arg = side[oa[$clog2(YD)-1:0]];
-    assign m_last = out_last;
+    wire logic         out_last = (out_ptr == cfg_out_count - 1'b1);
+    logic [ACCW-1:0]   rq, fwdv;
+    logic              fwd;
+    wire logic         acc1 = v1 && bwd && sp1 && (avg || k1 == a1);
+    wire logic [ACCW-1:0] new1 = (fwd ? fwdv : rq) + (avg ? e_m : d1x);
+    logic              wen;
+    logic [IAW-1:0]    wadr;
+    logic [ACCW-1:0]   wdat;
+    always_comb begin
+        if (state == DRAIN) begin
+            wen = d_issue && bwd;  wadr = oa;  wdat = '0;
+        end else if (bwd) begin
+            wen = acc1;            wadr = xa1; wdat = new1;
+        end else begin
+            wen = v1 && lastw1;    wadr = ya1; wdat = avg ? sum_v : max_v;
+        end
+    end
+    fpdeep_sdp_ram #(.WIDTH(ACCW), .DEPTH(ID), .RAM_STYLE("block"), .OUT_REG(1'b0)) u_res (
+        .clk, .wr_en(wen), .wr_addr(wadr), .wr_data(wdat),
+        .rd_en((state == DRAIN) ? d_issue : (v0 && bwd)),
+        .rd_addr((state == DRAIN) ? oa : xa), .rd_data(rq));
 
+    // window counts (AVGF) or argmax (MAXF) of each output, read with the result
+    logic [KB-1:0] side [YD];
+    logic [KB-1:0] side_q;
     always_ff @(posedge clk) begin
-        if (v1) begin
-            if (!bwd) begin
-                if (!avg) begin
-                    run_v <= max_v;
-                    run_k <= max_k;
-                    run_have <= first1 ? sp1 : (run_have || sp1);
-                end else begin
-                    run_v <= sum_v;
-                end
-                if (lastw1) begin
-                    res[ya1] <= avg ? sum_v : max_v;
-                    side[ya1[$clog2(YD)-1:0]] <= avg ? cnt1 : max_k;
-                end
-            end else if (sp1 && (avg || k1 == a1)) begin
-                res[xa1] <= res[xa1] + (avg ? e_m : d1x);
+        fwd  <= acc1 && (xa1 == xa);
+        fwdv <= new1;
+        if (v1 && !bwd && lastw1) side[ya1[$clog2(YD)-1:0]] <= avg ? cnt1 : max_k;
+        if (d_issue) side_q <= side[oa[$clog2(YD)-1:0]];
+        if (v1 && !bwd) begin
+            if (!avg) begin
+                run_v <= max_v;
+                run_k <= max_k;
+                run_have <= first1 ? sp1 : (run_have || sp1);
+            end else begin
+                run_v <= sum_v;
             end
         end
-        if (d_hs && bwd) res[oa] <= '0;
     end
+
+    // ------------------------------------------------------------------ drain output
+    // One word in flight: read when the output register is free, present it next cycle.
+    logic dq_valid, dq_last;
+    assign out_free = !dq_valid || m_ready;
+    assign d_issue  = (state == DRAIN) && !d_done && out_free;
+    always_ff @(posedge clk) begin
+        if (rst) dq_valid <= 1'b0;
+        else if (out_free) begin
+            dq_valid <= d_issue;
+            if (d_issue) dq_last <= out_last;
+        end
+    end
+    wire logic signed [RW-1:0] scaled = RW'($signed(rq)) * RW'({1'b0, mtab[side_q]});
+    logic [DW-1:0] yq;
+    fpdeep_requant #(.IW(RW), .OW(DW), .SW(7)) u_rq (
+        .x((cfg_mode == AVGF) ? scaled : RW'($signed(rq))), .shift(cfg_shift), .y(yq));
+    assign m_valid = dq_valid;
+    assign m_data  = yq;
+    assign m_arg   = side_q;
+    assign m_last  = dq_last;
+    wire logic d_hs = m_valid && m_ready;
 
     // ------------------------------------------------------------------ control
     assign busy = (state != IDLE);
     assign done = (state == RUN) && !v0 && !v1;
     always_ff @(posedge clk) begin
         if (rst) begin
-            state <= IDLE;
+            state   <= IDLE;
             out_ptr <= '0;
+            d_done  <= 1'b0;
         end else begin
             case (state)
                 IDLE: if (start) state <= RUN;
                 RUN:  if (done) state <= DRAIN;
-                default: if (d_hs) begin
-                    out_ptr <= out_last ? '0 : out_ptr + 1'b1;
-                    if (out_last) state <= IDLE;
+                default: begin
+                    if (d_issue) begin
+                        out_ptr <= out_last ? '0 : out_ptr + 1'b1;
+                        if (out_last) d_done <= 1'b1;
+                    end
+                    if (d_hs && m_last) begin
+                        state  <= IDLE;
+                        d_done <= 1'b0;
+                    end
                 end
             endcase
         end

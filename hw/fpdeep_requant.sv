@@ -20,23 +20,22 @@ module fpdeep_requant #(
     localparam logic signed [IW:0]   HI  = (ONE <<< (OW - 1)) - ONE;
     localparam logic signed [IW:0]   LO  = -(ONE <<< (OW - 1));
 
-    function automatic logic signed [IW:0] clamp(input logic signed [IW:0] v);
-        if (v > HI)      return HI;
-        else if (v < LO) return LO;
-        else             return v;
-    endfunction
-
+    // (written without functions and casts of expressions, which yosys' parser lacks)
     logic signed [IW-1:0] half;
-    logic signed [IW:0]   r;
+    logic signed [IW:0]   xw, xc, hw, r;
     logic        [SW-1:0] left;
     always_comb begin
         half = x >>> (shift - 1'b1);
         left = -shift;
-        // one bit wider so that x = max and shift = 1 cannot overflow
-        if (shift > 0)       r = ((IW+1)'(half) + ONE) >>> 1;
-        else if (shift == 0) r = (IW+1)'(x);
-        else                 r = clamp((IW+1)'(x)) <<< left;
-        y = OW'(clamp(r));
+        xw = {x[IW-1], x};            // sign-extended: one bit wider so that x = max and
+        hw = {half[IW-1], half};      // shift = 1 cannot overflow
+        xc = (xw > HI) ? HI : (xw < LO) ? LO : xw;
+        if (shift > 0)       r = (hw + ONE) >>> 1;
+        else if (shift == 0) r = xw;
+        else                 r = xc <<< left;
+        if (r > HI)      y = HI[OW-1:0];
+        else if (r < LO) y = LO[OW-1:0];
+        else             y = r[OW-1:0];
     end
 endmodule
 

@@ -2,12 +2,15 @@
 // Written in the template Vivado and yosys infer as block RAM ("block"), UltraRAM ("ultra"),
 // LUT RAM ("distributed") or leave to the tool ("auto"); OUT_REG adds the output register
 // that block RAM and UltraRAM need at high clock rates (read latency 2 instead of 1).
+// Contents start at zero (FPGA RAMs are initialised by the bitstream), which the engine's
+// accumulating result banks rely on.
 `default_nettype none
 
 module fpdeep_sdp_ram #(
     parameter int    WIDTH     = 16,
     parameter int    DEPTH     = 1024,
-    parameter string RAM_STYLE = "auto",
+    // a packed string (up to 11 characters): yosys has no `string` parameters
+    parameter logic [8*11-1:0] RAM_STYLE = "auto",
     parameter bit    OUT_REG   = 1'b0
 ) (
     input  wire logic                     clk,
@@ -21,26 +24,30 @@ module fpdeep_sdp_ram #(
     logic [WIDTH-1:0] rd_q;
 
     // Attribute values must be constants, so each style is its own generate branch.
-    if (RAM_STYLE == "block") begin : g_block
+    if (RAM_STYLE == 88'("block")) begin : g_block
         (* ram_style = "block" *) logic [WIDTH-1:0] mem [DEPTH];
+        initial for (int i = 0; i < DEPTH; i++) mem[i] = '0;
         always_ff @(posedge clk) begin
             if (wr_en) mem[wr_addr] <= wr_data;
             if (rd_en) rd_q <= mem[rd_addr];
         end
-    end else if (RAM_STYLE == "ultra") begin : g_ultra
+    end else if (RAM_STYLE == 88'("ultra")) begin : g_ultra
         (* ram_style = "ultra" *) logic [WIDTH-1:0] mem [DEPTH];
+        initial for (int i = 0; i < DEPTH; i++) mem[i] = '0;
         always_ff @(posedge clk) begin
             if (wr_en) mem[wr_addr] <= wr_data;
             if (rd_en) rd_q <= mem[rd_addr];
         end
-    end else if (RAM_STYLE == "distributed") begin : g_dist
+    end else if (RAM_STYLE == 88'("distributed")) begin : g_dist
         (* ram_style = "distributed" *) logic [WIDTH-1:0] mem [DEPTH];
+        initial for (int i = 0; i < DEPTH; i++) mem[i] = '0;
         always_ff @(posedge clk) begin
             if (wr_en) mem[wr_addr] <= wr_data;
             if (rd_en) rd_q <= mem[rd_addr];
         end
     end else begin : g_auto
         logic [WIDTH-1:0] mem [DEPTH];
+        initial for (int i = 0; i < DEPTH; i++) mem[i] = '0;
         always_ff @(posedge clk) begin
             if (wr_en) mem[wr_addr] <= wr_data;
             if (rd_en) rd_q <= mem[rd_addr];

@@ -11,43 +11,8 @@ from onnx import TensorProto, helper
 
 import fpdeep
 from fpdeep.analysis import layer_macs
+from fpdeep.examples import build_vgg16
 from fpdeep.ir import Op
-
-VGG16_CFG = [64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M",
-             512, 512, 512, "M"]
-
-
-def vgg16_onnx() -> onnx.ModelProto:
-    """VGG-16 (configuration D) with its weights as graph inputs, so it costs no memory."""
-    nodes, weights = [], []
-    x, channels = "x", 3
-
-    def weight(name: str, shape: list[int]) -> str:
-        weights.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, shape))
-        return name
-
-    for i, item in enumerate(VGG16_CFG):
-        if item == "M":
-            nodes.append(helper.make_node("MaxPool", [x], [f"p{i}"], kernel_shape=[2, 2],
-                                          strides=[2, 2]))
-            x = f"p{i}"
-            continue
-        w = weight(f"conv{i}.w", [int(item), channels, 3, 3])
-        b = weight(f"conv{i}.b", [int(item)])
-        nodes += [helper.make_node("Conv", [x, w, b], [f"c{i}"], kernel_shape=[3, 3],
-                                   pads=[1, 1, 1, 1]),
-                  helper.make_node("Relu", [f"c{i}"], [f"r{i}"])]
-        x, channels = f"r{i}", int(item)
-    nodes.append(helper.make_node("Flatten", [x], ["flat"]))
-    x = "flat"
-    for j, (fin, fout) in enumerate(((25088, 4096), (4096, 4096), (4096, 1000))):
-        w, b = weight(f"fc{j}.w", [fout, fin]), weight(f"fc{j}.b", [fout])
-        out = "y" if j == 2 else f"fc{j}"
-        nodes.append(helper.make_node("Gemm", [x, w, b], [out], transB=1))
-        if j < 2:
-            nodes.append(helper.make_node("Relu", [out], [f"fr{j}"]))
-            x = f"fr{j}"
-    return make_model(nodes, input_shape=(1, 3, 224, 224), extra_inputs=weights)
 
 
 def independent_count(model: onnx.ModelProto) -> dict[str, int]:
@@ -92,7 +57,7 @@ def check_totals(net: fpdeep.ir.Network, model: onnx.ModelProto) -> fpdeep.Netwo
 
 
 def test_vgg16_totals(tmp_path):
-    model = vgg16_onnx()
+    model = build_vgg16()
     work = check_totals(fpdeep.load_onnx(save(model, tmp_path)), model)
     # Simonyan & Zisserman's VGG-16 (D): 138,357,544 parameters, 15.47 G multiply-accumulates.
     assert work.params == 138_357_544
@@ -117,7 +82,7 @@ def test_grouped_alexnet_totals():
 
 
 def test_bp_is_zero_only_for_the_first_compute_layer(tmp_path):
-    model = vgg16_onnx()
+    model = build_vgg16()
     net = fpdeep.load_onnx(save(model, tmp_path))
     work = fpdeep.analyze(net)
     first, *rest = net.compute_layers

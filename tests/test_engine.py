@@ -120,23 +120,35 @@ def test_engine_params_are_powers_of_two_that_fit():
 
 # ------------------------------------------------------------------------------- RTL
 
-@pytest.mark.parametrize("mode", ["fp", "bp", "wg"])
+# A second lane split (4 x 1) checks that nothing assumes the first one; it reruns a few cases.
+SECOND = (4, 1, [1, 2, 4, 5])
+PARAMS2 = engine_params([_shape(CONV_CASES[i][1]) for i in SECOND[2]], tm=SECOND[0],
+                        tn=SECOND[1])
+
+
+@pytest.mark.parametrize(
+    ("tm", "tn", "mode"),
+    [(TM, TN, "fp"), (TM, TN, "bp"), (TM, TN, "wg"), (SECOND[0], SECOND[1], "bp"),
+     (SECOND[0], SECOND[1], "wg")],
+)
 @pytest.mark.sim
 @pytest.mark.skipif(not simulator_available(), reason="Verilator is not installed")
-def test_engine_rtl_bit_exact_and_cycles(tmp_path, mode):
+def test_engine_rtl_bit_exact_and_cycles(tmp_path, tm, tn, mode):
+    picked = range(len(CONV_CASES)) if (tm, tn) == (TM, TN) else SECOND[2]
+    params = PARAMS if (tm, tn) == (TM, TN) else PARAMS2
     # Bias on every other case; WG accumulates a mini-batch of two images.
-    cases = [dict(case, mode=mode, seed=i + 11 * len(mode), bias=i % 2 == 0,
-                  batch=2 if mode == "wg" else 1) for i, (_, case) in enumerate(CONV_CASES)]
+    cases = [dict(CONV_CASES[i][1], mode=mode, seed=i + 11 * len(mode) + tm, bias=i % 2 == 0,
+                  batch=2 if mode == "wg" else 1) for i in picked]
     report = tmp_path / "cycles.json"
     run_cocotb(
         toplevel="fpdeep_engine",
         sources=hw_sources("fpdeep_sdp_ram", "fpdeep_mac_array", "fpdeep_loop_nest",
                            "fpdeep_tensor_walker", "fpdeep_requant", "fpdeep_engine"),
-        parameters=PARAMS.as_parameters(),
+        parameters=params.as_parameters(),
         test_module="tb_engine",
         build_root=default_build_root(),
         test_dir=tmp_path,
-        tb_args={"tm": TM, "tn": TN, "cases": cases, "report": str(report)},
+        tb_args={"tm": tm, "tn": tn, "cases": cases, "report": str(report)},
     )
     results = json.loads(report.read_text())
     assert len(results) == len(cases)

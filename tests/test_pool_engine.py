@@ -24,6 +24,9 @@ CASES = [
                         "pads": [1, 1, 1, 1], "include_pad": True}),
     ("avg3x3s2ceil", {"kind": "avg", "c": 1, "h": 6, "w": 6, "k": [3, 3], "stride": [2, 2],
                       "pads": [0, 0, 0, 0], "ceil": True}),
+    # a window's last tap is the next window's first: back-to-back accumulation of one word
+    ("avg1x3s2", {"kind": "avg", "c": 2, "h": 4, "w": 7, "k": [1, 3], "stride": [1, 2],
+                  "pads": [0, 0, 0, 0]}),
     ("gap5x5", {"kind": "avg", "c": 3, "h": 5, "w": 5, "k": [5, 5], "stride": [1, 1],
                 "pads": [0, 0, 0, 0]}),
 ]
@@ -51,7 +54,7 @@ def test_pool_rtl_bit_exact_and_cycles(tmp_path, mode):
     report = tmp_path / "cycles.json"
     run_cocotb(
         toplevel="fpdeep_pool",
-        sources=hw_sources("fpdeep_loop_nest", "fpdeep_requant", "fpdeep_pool"),
+        sources=hw_sources("fpdeep_sdp_ram", "fpdeep_loop_nest", "fpdeep_requant", "fpdeep_pool"),
         parameters=PARAMS,
         test_module="tb_pool",
         build_root=default_build_root(),

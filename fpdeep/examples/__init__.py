@@ -53,6 +53,50 @@ def build_digits_cnn(seed: int = 0) -> onnx.ModelProto:
     return model
 
 
+VGG16_LAYERS = (64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M",
+                512, 512, 512, "M")
+
+
+def build_vgg16(num_classes: int = 1000) -> onnx.ModelProto:
+    """VGG-16 (Simonyan & Zisserman, configuration D) at 224x224 with its parameters as graph
+    inputs: the full shapes for planning, without 0.5 GB of weights."""
+    nodes, weights = [], []
+    x, channels = "x", 3
+
+    def weight(name: str, shape: list[int]) -> str:
+        weights.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, shape))
+        return name
+
+    for i, item in enumerate(VGG16_LAYERS):
+        if item == "M":
+            nodes.append(helper.make_node("MaxPool", [x], [f"p{i}"], kernel_shape=[2, 2],
+                                          strides=[2, 2]))
+            x = f"p{i}"
+            continue
+        w, b = weight(f"conv{i}.w", [int(item), channels, 3, 3]), weight(f"conv{i}.b", [int(item)])
+        nodes += [helper.make_node("Conv", [x, w, b], [f"c{i}"], kernel_shape=[3, 3],
+                                   pads=[1, 1, 1, 1]),
+                  helper.make_node("Relu", [f"c{i}"], [f"r{i}"])]
+        x, channels = f"r{i}", int(item)
+    nodes.append(helper.make_node("Flatten", [x], ["flat"]))
+    x = "flat"
+    for j, (fin, fout) in enumerate(((512 * 7 * 7, 4096), (4096, 4096), (4096, num_classes))):
+        w, b = weight(f"fc{j}.w", [fout, fin]), weight(f"fc{j}.b", [fout])
+        out = "y" if j == 2 else f"fc{j}"
+        nodes.append(helper.make_node("Gemm", [x, w, b], [out], transB=1))
+        if j < 2:
+            nodes.append(helper.make_node("Relu", [out], [f"fr{j}"]))
+            x = f"fr{j}"
+    graph = helper.make_graph(
+        nodes, "vgg16",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 224, 224]), *weights],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, num_classes])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model
+
+
 def write_examples() -> None:
     onnx.save(build_digits_cnn(), str(DIGITS_CNN))
 
