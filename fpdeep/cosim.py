@@ -32,9 +32,13 @@ DEFAULT_MAX_CYCLES = 2_000_000
 RTL_PARTS = ("Conv/FC FP, BP and WG engines (fpdeep_engine): every MAC, accumulation, bias, "
              "requantisation and the WG batch sums; ReLU (fpdeep_relu), pooling (fpdeep_pool), "
              "residual Add (fpdeep_add), its error fan-out (fpdeep_fanout) and error fan-in "
-             "(fpdeep_add), forward and backward; the SGD update (fpdeep_sgd)")
-TESTBENCH_PARTS = ("board controller (the static schedule), loss error, Flatten, partial-error "
-                   "reduction of split layers, links")
+             "(fpdeep_add), forward and backward; the softmax cross-entropy error "
+             "(fpdeep_loss); the partial input errors of split layers (fpdeep_psum); the SGD "
+             "update (fpdeep_sgd); link framing (fpdeep_link_tx/rx) and link models "
+             "(fpdeep_link_model) between boards")
+TESTBENCH_PARTS = ("board controller (the static schedule and the activation stash), Flatten "
+                   "(a reshape), the tensors' contents on links (a word pattern of the same "
+                   "length crosses each link and is checked)")
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fpdeep import perf
+from fpdeep.codegen.units import LOSS_DIVIDER_BITS
 from fpdeep.errors import FpdeepError
 from fpdeep.ir import Network, Op
 from fpdeep.pool_engine import POOL_LATENCY
@@ -47,6 +48,8 @@ UNIT_LATENCY = 4
 # last (measured in the cluster simulation).
 STREAM_OVERHEAD = 2
 SGD_OVERHEAD = 2
+# The loss unit's cycles beyond its per-class work (measured in the cluster simulation).
+LOSS_OVERHEAD = 1
 # Cycles a link hop adds to its words and latency: the receiver's handshake of the last word
 # (measured in the cluster simulation).
 LINK_OVERHEAD = 1
@@ -105,6 +108,9 @@ def task_cycles(task: Task, *, links: Sequence[Mapping[str, int]]) -> int:
         return task.elements + STREAM_OVERHEAD
     if task.kind == "unit" and task.rtl == "sgd":
         return task.elements + task.tensors * SGD_OVERHEAD
+    if task.kind == "unit" and task.rtl == "loss":
+        # per class: load, exp, a restoring division of one bit per cycle and the emit
+        return task.elements * (LOSS_DIVIDER_BITS + 4) + LOSS_OVERHEAD
     if task.kind == "unit" and task.rtl == "psum":  # one pass per partial after the first
         return task.tensors * (task.elements + STREAM_OVERHEAD)
     if task.kind == "unit":
@@ -154,7 +160,7 @@ def schedule(design: Mapping[str, Any], network: Network, *, batch: int) -> list
         entries.sort(key=lambda bs: bs[1]["lo"])
     homes = dict(design["homes"])
     units = {u["layer"]: u for b in design["boards"] for u in b["units"]
-             if u["kind"] not in ("sgd", "fanin", "psum")}
+             if u["kind"] not in ("sgd", "fanin", "psum", "loss")}
     fan_ins = {u["layer"]: u for b in design["boards"] for u in b["units"] if u["kind"] == "fanin"}
     layers = [layer for layer in network.layers if layer.op is not Op.SOFTMAX]
     shapes = {network.input_name: network.input_shape}
@@ -198,7 +204,7 @@ def schedule(design: Mapping[str, Any], network: Network, *, batch: int) -> list
                 phases.append([_unit_task(units.get(layer.name), home, "fp", layer.name,
                                           image, sum(_elements(shapes[n]) for n in layer.inputs))])
         phases.append([Task("unit", homes[last.output], "loss", last.name, image=image,
-                            elements=_elements(shapes[last.output]))])
+                            elements=_elements(shapes[last.output]), rtl="loss")])
         for layer in reversed(layers):
             home = homes[layer.output]
             if layer.output in fan_ins and _needs_error(network, layer.output):

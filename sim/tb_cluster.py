@@ -24,6 +24,7 @@ from cocotb.utils import get_sim_time
 from fpdeep_tb import PERIOD_NS, reset, signed, tb_args
 
 import fpdeep
+from fpdeep.golden import loss as golden_loss
 from fpdeep.golden import sgd
 from fpdeep.golden import step as golden_step
 from fpdeep.golden.numerics import Numerics
@@ -170,7 +171,7 @@ class Trainer:
         self.slices = {(s["layer"], s["lo"]): (b["index"], s)
                        for b in design["boards"] for s in b["slices"]}
         self.units = {u["layer"]: u for b in design["boards"] for u in b["units"]
-                      if u["kind"] not in ("sgd", "fanin", "psum")}
+                      if u["kind"] not in ("sgd", "fanin", "psum", "loss")}
         self.fan_ins = {u["layer"]: u for b in design["boards"] for u in b["units"]
                         if u["kind"] == "fanin"}
         self.psums = {u["layer"]: u for b in design["boards"] for u in b["units"]
@@ -200,16 +201,12 @@ class Trainer:
         return out
 
     def unit(self, task) -> None:
-        """The golden model's integer function for a layer without an RTL unit, or the loss."""
+        """The golden model's integer function for a layer without an RTL unit (Flatten)."""
         i = task.image
         if task.what == "fp":
             layer = self.layers[task.layer]
             ins = [self.acts[i][n][None] for n in layer.inputs]
             self.acts[i][layer.output] = golden_step._FORWARD[layer.op](self.ctx, layer, ins, {})[0]
-        elif task.what == "loss":
-            z = self.acts[i][self.logits].reshape(1, -1)
-            e, _ = self.ctx.loss_error(z, self.y[i:i + 1], self.logits)
-            self.parts[i][self.logits] = [e.reshape(self.acts[i][self.logits].shape)]
         elif task.what == "bp":
             layer = self.layers[task.layer]
             ins = [self.acts[i][n][None] for n in layer.inputs]
@@ -301,6 +298,9 @@ async def run_unit(cl: Cluster, tr: Trainer, task) -> None:
     if task.rtl == "psum":
         await run_psum(cl, tr, task)
         return
+    if task.rtl == "loss":
+        await run_loss(cl, tr, task)
+        return
     unit = tr.units[task.layer]
     p, board, i = unit["ident"], task.board, task.image
     layer = tr.layers[task.layer]
@@ -359,6 +359,18 @@ async def run_add(cl: Cluster, tr: Trainer, task, unit: dict, layer) -> None:
         if tr.needs.get(name, False):
             shape = tr.acts[i][name].shape
             tr.parts[i].setdefault(name, []).append(np.array(out, dtype=np.int64).reshape(shape))
+
+
+async def run_loss(cl: Cluster, tr: Trainer, task) -> None:
+    """The per-sample softmax cross-entropy error of one image's logits."""
+    i = task.image
+    p = next(u["ident"] for b in cl.design["boards"] for u in b["units"] if u["kind"] == "loss")
+    z = tr.acts[i][tr.logits].ravel().tolist()
+    label = int(tr.y[i])
+    streams = {f"{p}_s_z": (z, {"label": [label] * len(z)})}
+    out = await _through(cl, task.board, p, streams, len(z), cl.design["data_width"])
+    shape = tr.acts[i][tr.logits].shape
+    tr.parts[i][tr.logits] = [np.array(out, dtype=np.int64).reshape(shape)]
 
 
 async def run_psum(cl: Cluster, tr: Trainer, task) -> None:
@@ -489,6 +501,7 @@ async def cluster_trains(dut):
         for u in b["units"]:
             ident = u["ident"]
             inputs = {"relu": ["s_x", "s_e"], "sgd": ["s_g", "s_w"], "fanin": ["s_a", "s_b"],
+                      "loss": ["s_t", "s_z"],
                       "psum": ["s_a", "s_b"],
                       "add": ["s_a", "s_b", "bp_s"],
                       "pool": ["fp_s_x", "fp_s_m", "bp_s_x", "bp_s_m", "fp_start", "bp_start"]}
@@ -505,6 +518,10 @@ async def cluster_trains(dut):
                 cl.sig(b["index"], side, "s_valid").value = 0
                 cl.sig(b["index"], side, "m_ready").value = 0
     await reset(dut)
+    # the loss unit's 2^(i/256) table, once after reset (before any step is timed)
+    loss_board, loss = next((b["index"], u["ident"]) for b in design["boards"]
+                            for u in b["units"] if u["kind"] == "loss")
+    await cl.send(loss_board, {f"{loss}_s_t": ([int(v) for v in golden_loss.EXP2_TABLE], {})})
     phases = schedule(design, tr.net, batch=tr.batch)
     progress = Path(args["progress"])
     result: dict = {"steps": [], "error": None}

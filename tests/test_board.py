@@ -130,7 +130,7 @@ def test_residual_add_and_fan_in_units(tmp_path):
     d = design(network, fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=1),
                                     batch=2))
     units = {u.kind: u for u in d.boards[0].units}
-    assert set(units) == {"relu", "add", "fanin", "sgd"}
+    assert set(units) == {"relu", "add", "fanin", "loss", "sgd"}
     # equal formats: no alignment, no requantisation shift; fan-out converts nothing
     assert units["add"].forward == {"cfg_la": 0, "cfg_lb": 0, "cfg_shift": 0}
     assert units["add"].backward == {"cfg_shift_a": 0, "cfg_shift_b": 0}

@@ -34,7 +34,7 @@ def test_single_fc_step_matches_a_hand_count(tmp_path):
     per_image = (
         (1 * 4 + 4)            # flatten unit: 4 elements + pipeline
         + (4 + 1) + run + (3 + 1)  # FP engine: x in, run, y out
-        + (3 + 4)              # loss unit on 3 logits
+        + 3 * (48 + 4) + 1     # loss unit on 3 logits: 48-bit restoring division per class
         + (4 + 1) + wg_run     # WG: x and dy in (4 beats), run, results held
     )
     # weights in; WG flush (12 + 3 sums); SGD unit streams weight and bias, 2 cycles each extra

@@ -35,6 +35,7 @@ from fpdeep.codegen.units import (
     link_ports,
     link_word_bits,
     literal,
+    loss_unit,
     psum_unit,
     sgd_unit,
     stream,
@@ -231,6 +232,11 @@ def design(network: Network, plan: Plan, *, numerics: Numerics | None = None) ->
                           board=board, numerics=numerics)
         if unit is not None:
             units[board].append(unit)
+    # the loss error where the logits are gathered
+    last = [layer for layer in network.layers if layer.op is not Op.SOFTMAX][-1]
+    units[homes[last.output]].append(loss_unit(
+        network, last.output, classes=math.prod(last.out_shape),
+        ident=namer("loss"), board=homes[last.output], numerics=numerics))
     # a layer split over several slices sums its raw partial input errors where its input is
     for layer in network.compute_layers:
         parts = [(b, sd) for b in boards for sd in b.slices if sd.layer == layer.name]

@@ -23,7 +23,8 @@ from fpdeep.resources import data_dir
 #: The engine library modules every board needs, in compile order.
 HW_MODULES = ("fpdeep_sdp_ram", "fpdeep_tensor_walker", "fpdeep_loop_nest", "fpdeep_mac_array",
               "fpdeep_requant", "fpdeep_engine", "fpdeep_relu", "fpdeep_pool", "fpdeep_add",
-              "fpdeep_fanout", "fpdeep_psum", "fpdeep_sgd", "fpdeep_link_tx", "fpdeep_link_rx")
+              "fpdeep_fanout", "fpdeep_psum", "fpdeep_loss", "fpdeep_sgd", "fpdeep_link_tx",
+              "fpdeep_link_rx")
 
 
 @dataclass(frozen=True)

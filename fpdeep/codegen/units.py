@@ -150,6 +150,30 @@ def fan_in_unit(tensor: str, shape: Sequence[int], *, ident: str, board: int) ->
                       {"elements": math.prod(shape), "tensor": tensor})
 
 
+#: Label sideband width of fpdeep_loss (RTL parameter LW) and its divider width (DIVW).
+LOSS_LABEL_BITS = 8
+LOSS_DIVIDER_BITS = 48
+
+
+def loss_unit(network: Network, logits: str, *, classes: int, ident: str, board: int,
+              numerics: Numerics) -> UnitDesign:
+    """The softmax cross-entropy error at the logits (fpdeep_loss, numerics §10.1)."""
+    if classes >= 1 << LOSS_LABEL_BITS:
+        raise FpdeepError(f"the loss unit takes fewer than {1 << LOSS_LABEL_BITS} classes, "
+                          f"the network has {classes}")
+    owner = _owner(network, logits)
+    fz, fe = numerics.fmt("act", owner).frac, numerics.fmt("err", owner).frac
+    return UnitDesign("loss", logits, ident, board, {"NMAX": _pow2(classes)},
+                      {"cfg_kind": 0, "cfg_n": classes,
+                       "cfg_ushift": (fz + 15 - 16) % (1 << SHIFT_BITS), "cfg_fe": fe,
+                       "cfg_fz": fz, "cfg_mse_m": 0, "cfg_mse_shift": 0},
+                      {}, {"elements": classes})
+
+
+LOSS_CFG_WIDTHS = {"cfg_kind": 1, "cfg_n": LOSS_LABEL_BITS, "cfg_ushift": SHIFT_BITS,
+                   "cfg_fe": 6, "cfg_fz": 6, "cfg_mse_m": 17, "cfg_mse_shift": SHIFT_BITS}
+
+
 def psum_unit(layer: str, *, shift: int, slices: int, elements: int, ident: str,
               board: int) -> UnitDesign:
     """The reduction of a split layer's raw partial input errors (fpdeep_psum)."""
@@ -183,6 +207,10 @@ def unit_ports(u: UnitDesign, dw: int, accw: int) -> list[Port]:
                 *stream(f"{p}_s_e", dw, sink=True), *stream(f"{p}_m", dw, sink=False)]
     if u.kind == "pool":
         return [port for d in ("fp", "bp") for port in _pool_ports(f"{p}_{d}", dw)]
+    if u.kind == "loss":
+        return [*stream(f"{p}_s_t", 17, sink=True, last=False),
+                *stream(f"{p}_s_z", dw, sink=True, side=[("label", LOSS_LABEL_BITS)]),
+                *stream(f"{p}_m", dw, sink=False)]
     if u.kind == "psum":
         return [Port("input", 1, f"{p}_final"), *stream(f"{p}_s_a", accw, sink=True),
                 *stream(f"{p}_s_b", accw, sink=True), *stream(f"{p}_m", accw, sink=False)]
@@ -231,6 +259,14 @@ def unit_instances(u: UnitDesign, dw: int, accw: int) -> list[Instance]:
             out.append(Instance("fpdeep_pool", f"u_{q}", f"pooling {d.upper()} of layer {u.layer}",
                                 (("DW", dw), *sorted(u.params.items())), consts, tuple(conns)))
         return out
+    if u.kind == "loss":
+        consts = tuple((f"{p}_{name}".upper(), w, literal(u.forward[name], w))
+                       for name, w in LOSS_CFG_WIDTHS.items())
+        conns = clock + [(name, f"{p}_{name}".upper()) for name in LOSS_CFG_WIDTHS]
+        conns += _own(unit_ports(u, dw, accw), p)
+        return [Instance("fpdeep_loss", f"u_{p}", f"loss error at tensor {u.layer}",
+                         (("DW", dw), ("NMAX", u.params["NMAX"]), ("LW", LOSS_LABEL_BITS),
+                          ("DIVW", LOSS_DIVIDER_BITS)), consts, tuple(conns))]
     if u.kind == "psum":
         up = f"{p}_cfg_shift".upper()
         conns = clock + [("cfg_shift", up), ("cfg_final", f"{p}_final")]
