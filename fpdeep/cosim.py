@@ -160,10 +160,14 @@ def compare(network: Network, record: Mapping[str, np.ndarray], weights: dict[st
 
 
 def _progress_bar(path: Path, stop: threading.Event, stream) -> None:
+    started = time.monotonic()
     while not stop.wait(0.5):
         try:
             p = json.loads(path.read_text())
         except (OSError, ValueError):
+            # no step has started: the simulator is still being built (or loaded)
+            stream.write(f"\r  building    [{time.monotonic() - started:5.0f} s]")
+            stream.flush()
             continue
         done = p["step"] * p["phases"] + p["phase"]
         total = p["steps"] * p["phases"]
