@@ -100,3 +100,27 @@ def test_partial_sum_unit_lints_clean():
     if not simulator_available("verilator"):
         pytest.skip("Verilator not found")
     lint("fpdeep_psum")
+
+
+@pytest.mark.sim
+def test_generated_cluster_lints_clean(tmp_path):
+    import os
+    import subprocess
+
+    from fpdeep.simulate import find_simulator, simulator_available
+
+    if not simulator_available("verilator"):
+        pytest.skip("Verilator not found")
+    out = tmp_path / "three"
+    assert main(["build", DIGITS, "--board", "zcu102", "--boards", "3", "--batch", "4",
+                 "-o", str(out)]) == 0
+    sim = find_simulator("verilator")
+    env = dict(os.environ)
+    for key, value in sim.env.items():
+        env[key] = value + os.pathsep + env.get(key, "") if key == "PATH" else value
+    sources = [line for line in (out / "sim" / "files.f").read_text().splitlines()
+               if line and not line.startswith("#")]
+    proc = subprocess.run([str(sim.executable), "--lint-only", "-Wall", "--top-module",
+                           "cluster_top", *sources], cwd=out / "sim", env=env,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0 and "%Warning" not in proc.stderr, proc.stderr[-3000:]
