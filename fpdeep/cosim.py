@@ -259,6 +259,7 @@ def simulate(folder: str | Path, *, options: SimOptions, data: str | Path | None
         "clock_mhz": clock,
         "planner_batch_cycles": _planner_batch_cycles(plan, batch),
         "engine_phases": _engine_phase_figures(tb["steps"][0]["phases"]),
+        "breakdown": _breakdown(tb["steps"][0]["phases"]),
         "rtl": RTL_PARTS,
         "testbench": TESTBENCH_PARTS,
         "simulator": options.simulator,
@@ -284,6 +285,18 @@ def _planner_batch_cycles(plan: Mapping[str, Any], batch: int) -> int:
     """The planner's batch-level figure, (B-1)*II + latency, for the report's comparison."""
     t = plan["totals"]
     return (batch - 1) * t["ii_cycles"] + t["latency_cycles"]
+
+
+def _breakdown(phases: list) -> dict[str, dict[str, int]]:
+    """Measured and modelled cycles of the first step by kind of phase: engines per pass,
+    units, links (where a step's time goes)."""
+    out: dict[str, dict[str, int]] = {}
+    for measured, modelled, kind, what in phases:
+        key = kind if kind in ("link", "flush") else f"{kind} {what}"
+        entry = out.setdefault(key, {"measured": 0, "modelled": 0})
+        entry["measured"] += measured
+        entry["modelled"] += modelled
+    return dict(sorted(out.items()))
 
 
 def _engine_phase_figures(phases: list) -> dict[str, int]:

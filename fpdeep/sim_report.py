@@ -64,6 +64,15 @@ def outcome_text(plan: dict[str, Any], result: dict[str, Any] | None) -> str:
     lines.append(f"cycle error of the generated design's model: {result['cycle_error']:+.2%}")
     lines.append("the planner models a fully overlapped pipeline; this generation runs phases in "
                  "order (see the build's README)")
+    if result.get("breakdown"):
+        total = sum(v["measured"] for v in result["breakdown"].values()) or 1
+        lines.append("")
+        lines.append("where a step's cycles go (first step):")
+        lines.append(format_table(
+            ["phases", "simulated", "modelled", "share"],
+            [[k, f"{v['measured']:,}", f"{v['modelled']:,}", f"{v['measured'] / total:.0%}"]
+             for k, v in result["breakdown"].items()], right=[False, True, True, True]))
+        lines.append("")
     losses = ", ".join(f"{v:.4f}" for v in result["loss"])
     verdict = "bit-exact with the golden model" if result["match"] else (
         f"{len(result['mismatches'])} MISMATCHES with the golden model")
