@@ -543,7 +543,8 @@ async def cluster_trains(dut):
                 if errors:
                     raise errors[0]
                 model = max(task_cycles(t, links=design["links"]) for t in phase)
-                phase_log.append([cl.now() - t0, model, phase[0].kind, phase[0].what])
+                whats = "+".join(sorted({t.what for t in phase}))
+                phase_log.append([cl.now() - t0, model, phase[0].kind, whats])
                 if k % 8 == 0 or k == len(phases) - 1:
                     progress.write_text(json.dumps({"step": step, "steps": args["steps"],
                                                     "phase": k + 1, "phases": len(phases)}))
