@@ -22,9 +22,10 @@ MODES: Mapping[str, int] = MappingProxyType({"fp": 0, "bp": 1, "wg": 2})
 #: Widths of the engine's counter and affine-quantity registers (RTL parameters CW and AW).
 COUNT_BITS = 16
 AFFINE_BITS = 32
-#: Accumulator width (the DSP48 P register) and the widest requantisation shift the RTL takes.
+#: Accumulator width (the DSP48 P register) and the requantisation shifts the RTL takes
+#: (negative: the output has more fractional bits than the accumulator; clamp, then shift left).
 ACC_BITS = 48
-MAX_SHIFT = 47
+MIN_SHIFT, MAX_SHIFT = -32, 47
 #: Loop levels, outermost first, and the affine quantities in `cfg_init`/`cfg_jump` order.
 LEVELS = ("cob", "cib", "kh", "kw", "ho", "wo")
 QUANTITIES = ("co0", "ci0", "hi", "wi", "x_addr", "w_addr", "dy_addr")
@@ -244,11 +245,11 @@ def engine_config(shape: LoopShape, *, mode: str, tm: int, tn: int, shift: int =
     if mode not in MODES:
         raise FpdeepError(f"engine mode {mode!r} is not valid; valid modes are {', '.join(MODES)}")
     _check_lanes(tm, tn)
-    if isinstance(shift, bool) or not isinstance(shift, int) or not 0 <= shift <= MAX_SHIFT:
+    if isinstance(shift, bool) or not isinstance(shift, int) or not (
+            MIN_SHIFT <= shift <= MAX_SHIFT):
         raise FpdeepError(
-            f"engine requantisation shift must be an integer from 0 to {MAX_SHIFT}, got {shift!r}"
-            " (a negative shift, an output format with more fractional bits than the"
-            " accumulator, is not supported by the RTL yet)"
+            f"engine requantisation shift must be an integer from {MIN_SHIFT} to {MAX_SHIFT}, "
+            f"got {shift!r}"
         )
     if isinstance(bias_shift, bool) or not isinstance(bias_shift, int) or not (
             0 <= bias_shift <= MAX_SHIFT):
@@ -287,7 +288,7 @@ def engine_config(shape: LoopShape, *, mode: str, tm: int, tn: int, shift: int =
         "cfg_bound": _pack(bound, COUNT_BITS),
         "cfg_init": _pack(init, AFFINE_BITS),
         "cfg_jump": _pack(jump, AFFINE_BITS),
-        "cfg_shift": shift,
+        "cfg_shift": shift & 0x7F,  # 7-bit two's complement
         "cfg_raw": int(raw),
         "cfg_hold": int(hold),
         "cfg_bias": int(bias),

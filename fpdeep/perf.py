@@ -17,6 +17,10 @@ from fpdeep.errors import FpdeepError
 # + requantise/round (1) + saturate (1) + result RAM write (1).
 ENGINE_LATENCY = 8
 
+# Cycles of the pooling engine (hw/fpdeep_pool.sv) from its last window tap to done: one buffer
+# read, one accumulate.
+POOL_LATENCY = 2
+
 # Aurora 64B/66B carries 64 payload bits in every 66 line bits.
 LINK_PAYLOAD_EFFICIENCY = 64 / 66
 
@@ -74,6 +78,15 @@ def engine_cycles(
         _positive_int(name, value)
     _non_negative_int("latency", latency)
     return -(-co // tm) * -(-ci // tn) * kh * kw * -(-ho // tp) * wo + latency
+
+
+def pool_cycles(*, c: int, ho: int, wo: int, kh: int, kw: int, latency: int = POOL_LATENCY) -> int:
+    """Cycles for one image through the pooling engine, forward or backward: one window tap per
+    cycle, c * ho * wo * kh * kw + latency (global average pooling is one ho = wo = 1 window)."""
+    for name, value in {"c": c, "ho": ho, "wo": wo, "kh": kh, "kw": kw}.items():
+        _positive_int(name, value)
+    _non_negative_int("latency", latency)
+    return c * ho * wo * kh * kw + latency
 
 
 def engine_dsp(*, tm: int, tn: int, dsp_per_mac: float, tp: int = 1) -> int:

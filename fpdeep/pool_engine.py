@@ -19,13 +19,12 @@ from fpdeep.errors import FpdeepError
 from fpdeep.golden import pool as golden_pool
 from fpdeep.golden.numerics import reciprocal_table
 from fpdeep.ir import PoolAttrs
+from fpdeep.perf import pool_cycles
 
 #: Mode names and their `cfg_mode` encodings (bit 0 backward, bit 1 average).
 POOL_MODES: Mapping[str, int] = MappingProxyType(
     {"max_fwd": 0, "max_bwd": 1, "avg_fwd": 2, "avg_bwd": 3}
 )
-#: Cycles from the last loop iteration to done: one buffer read, one accumulate.
-POOL_LATENCY = 2
 #: Tap-index / count bits of the RTL (parameter KB): Kh * Kw must stay below 2**TAP_BITS.
 TAP_BITS = 8
 #: Width of the reciprocal-table entries (RTL parameter MB): M_c < 2**(r + 1) and
@@ -62,6 +61,11 @@ class PoolShape:
         """Loop-nest iterations, one window tap per cycle."""
         kh, kw = self.attrs.kernel
         return self.c * self.out_hw[0] * self.out_hw[1] * kh * kw
+
+    def cycles(self) -> int:
+        """Cycles per image in the performance model (`fpdeep.perf.pool_cycles`)."""
+        kh, kw = self.attrs.kernel
+        return pool_cycles(c=self.c, ho=self.out_hw[0], wo=self.out_hw[1], kh=kh, kw=kw)
 
 
 @dataclass(frozen=True)

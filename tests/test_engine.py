@@ -37,7 +37,8 @@ CONV_CASES = [
                  "stride": [4, 4], "pads": [2, 2, 2, 2]}),
     ("k3x2s21asym", {"kind": "conv", "ci": 2, "co": 4, "h": 6, "w": 5, "k": [3, 2],
                      "stride": [2, 1], "pads": [0, 1, 1, 0]}),
-    ("fc7x5", {"kind": "fc", "ci": 7, "co": 5}),
+    # output with more fractional bits than the accumulator: a negative (left) shift
+    ("fc7x5", {"kind": "fc", "ci": 7, "co": 5, "out_frac": 30}),
 ]
 
 
@@ -97,8 +98,9 @@ def test_engine_config_validates():
     shape = LoopShape.fc(in_features=4, out_features=3)
     with pytest.raises(FpdeepError, match="valid modes are fp, bp, wg"):
         engine_config(shape, mode="xx", tm=1, tn=1)
-    with pytest.raises(FpdeepError, match="shift must be an integer from 0 to 47"):
-        engine_config(shape, mode="fp", tm=1, tn=1, shift=-1)
+    with pytest.raises(FpdeepError, match="shift must be an integer from -32 to 47"):
+        engine_config(shape, mode="fp", tm=1, tn=1, shift=-33)
+    assert engine_config(shape, mode="fp", tm=1, tn=1, shift=-1).ports["cfg_shift"] == 0x7F
     with pytest.raises(FpdeepError, match="tm .MAC lanes. must be a positive integer"):
         engine_config(shape, mode="fp", tm=0, tn=1)
     small = EngineParams(1, 1, 2, 2, 2, 2, 2)
@@ -155,3 +157,22 @@ def test_engine_rtl_bit_exact_and_cycles(tmp_path, tm, tn, mode):
     for r in results:
         for cycles in r["cycles"]:
             assert abs(cycles - r["model"]) <= 0.02 * r["model"]
+
+
+def test_loop_shape_of_ir_layers():
+    from fpdeep.ir import FCAttrs, Layer, Op
+
+    conv_layer = Layer(name="c1", op=Op.CONV, inputs=("x",), output="y", in_shapes=((3, 8, 8),),
+                       out_shape=(6, 4, 4),
+                       attrs=ConvAttrs(kernel=(3, 3), stride=(2, 2), pads=(1, 1, 1, 1)))
+    shape = LoopShape.of_layer(conv_layer)
+    assert (shape.co, shape.ci, shape.h, shape.kh, shape.sh, shape.pt, shape.ho) == (
+        6, 3, 8, 3, 2, 1, 4)
+    assert LoopShape.of_layer(conv_layer, co=2).co == 2  # a slice of the output channels
+    fc_layer = Layer(name="f1", op=Op.FC, inputs=("y",), output="z", in_shapes=((96,),),
+                     out_shape=(10,), attrs=FCAttrs(in_features=96, out_features=10))
+    assert LoopShape.of_layer(fc_layer) == LoopShape.fc(in_features=96, out_features=10)
+    relu = Layer(name="r", op=Op.RELU, inputs=("z",), output="r", in_shapes=((10,),),
+                 out_shape=(10,))
+    with pytest.raises(FpdeepError, match="is not a Conv or FC layer"):
+        LoopShape.of_layer(relu)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fpdeep.errors import FpdeepError
-from fpdeep.simulate import data_dir, lint, simulator_available
+from fpdeep.resources import data_dir
+from fpdeep.simulate import lint, simulator_available
 
 MODULES = sorted(p.stem for p in data_dir("hw").glob("*.sv"))
 

@@ -8,7 +8,8 @@ import pytest
 
 from fpdeep.errors import FpdeepError
 from fpdeep.ir import PoolAttrs
-from fpdeep.pool_engine import POOL_LATENCY, PoolShape, pool_config
+from fpdeep.perf import POOL_LATENCY
+from fpdeep.pool_engine import PoolShape, pool_config
 from fpdeep.simulate import default_build_root, hw_sources, run_cocotb, simulator_available
 
 CASES = [
