@@ -31,7 +31,6 @@ from fpdeep import perf
 from fpdeep.codegen.units import LOSS_DIVIDER_BITS
 from fpdeep.errors import FpdeepError
 from fpdeep.ir import Network, Op
-from fpdeep.pool_engine import POOL_LATENCY
 
 # Protocol overheads of one engine task, in cycles (see sim/tb_cluster.py): a load needs one
 # cycle after its last beat to drop valid; a run is timed from the start pulse's edge to the
@@ -269,7 +268,7 @@ def _unit_task(unit: Mapping[str, Any] | None, board: int, what: str, layer: str
     n_in, n_out = (info["in"], info["out"]) if what == "fp" else (info["out"], info["in"])
     table = len(info["table_fwd" if what == "fp" else "table_bwd"])
     return Task("unit", board, what, layer, image=image, loads={"x": max(n_in, table)},
-                run=info["iterations"] + POOL_LATENCY, drain=n_out, rtl="pool")
+                run=info["cycles"], drain=n_out, rtl="pool")
 
 
 def _slice_elems(layer: Any, s: Mapping[str, Any]) -> int:

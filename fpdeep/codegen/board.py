@@ -61,7 +61,7 @@ from fpdeep.planner import Plan
 CFG_WIDTHS: dict[str, int] = {
     "cfg_mode": 2, "cfg_co": COUNT_BITS, "cfg_ci": COUNT_BITS, "cfg_h": COUNT_BITS,
     "cfg_w": COUNT_BITS, "cfg_bound": 6 * COUNT_BITS, "cfg_init": 7 * AFFINE_BITS,
-    "cfg_jump": 42 * AFFINE_BITS, "cfg_shift": 6, "cfg_raw": 1, "cfg_hold": 1, "cfg_bias": 1,
+    "cfg_jump": 42 * AFFINE_BITS, "cfg_shift": 7, "cfg_raw": 1, "cfg_hold": 1, "cfg_bias": 1,
     "cfg_bias_shift": 6, "cfg_ld_x": 5 * COUNT_BITS, "cfg_ld_w": 5 * COUNT_BITS,
     "cfg_ld_dy": 5 * COUNT_BITS, "cfg_ld_b": 5 * COUNT_BITS, "cfg_drain": 5 * COUNT_BITS,
     "cfg_drain_b": 5 * COUNT_BITS,

@@ -121,7 +121,7 @@ def layer_unit(network: Network, layer: Layer, *, ident: str, board: int,
     n_in, n_out = c * h * w, c * shape.out_hw[0] * shape.out_hw[1]
     return UnitDesign("pool", layer.name, ident, board,
                       {"XD": _pow2(n_in), "YD": _pow2(n_out)}, dict(fwd.ports), dict(bwd.ports),
-                      {"avg": avg, "in": n_in, "out": n_out, "iterations": shape.iterations(),
+                      {"avg": avg, "in": n_in, "out": n_out, "cycles": shape.cycles(),
                        "table_fwd": list(fwd.table), "table_bwd": list(bwd.table)})
 
 
