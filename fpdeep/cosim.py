@@ -181,7 +181,6 @@ def simulate(folder: str | Path, *, options: SimOptions, data: str | Path | None
              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Run ``options.steps`` training steps on the build in ``folder``; write and return
     ``DIR/sim/result.json``. Raises FpdeepError when the simulation stalls or cannot run."""
-    from fpdeep.simulate import data_dir as sim_data_dir
     from fpdeep.simulate import run_cocotb
 
     root = Path(folder).resolve()
@@ -236,7 +235,9 @@ def simulate(folder: str | Path, *, options: SimOptions, data: str | Path | None
         raise FpdeepError(f"simulation of {root.name} stopped: {tb['error']}")
     if error is not None:
         raise error
-    assert tb is not None and sim_data_dir("sim").is_dir()
+    if tb is None:
+        raise FpdeepError(f"the simulation of {root.name} wrote no results; see "
+                          f"{work / 'sim.log'}")
     with np.load(work / "record.npz") as f:
         record = {k: f[k] for k in f.files}
     say("comparing with the golden model")
