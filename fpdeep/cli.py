@@ -105,6 +105,15 @@ def parse_counts(text: str) -> tuple[int, ...]:
 
 
 def _plan_arguments(parser: argparse.ArgumentParser) -> None:
+    add_cluster_arguments(parser)
+    parser.add_argument("--sweep", type=parse_counts, metavar="A..B",
+                        help="plan every board count in A..B (or a list N,N,...) and tabulate")
+    parser.add_argument("--json", metavar="FILE", help="also write the plan as JSON ('-' = stdout)")
+    parser.add_argument("--html", metavar="FILE", help="also write an HTML report with plots")
+
+
+def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
+    """The model, board and planner options shared by `plan` and `build`."""
     from fpdeep.cluster import DEFAULT_UTIL_CAP, PIPELINING
     from fpdeep.partition import STRATEGIES
     from fpdeep.planner import DEFAULT_BATCH
@@ -115,8 +124,6 @@ def _plan_arguments(parser: argparse.ArgumentParser) -> None:
                        help="a bundled board (e.g. vcu118), or NAME,NAME,... for a mixed chain")
     where.add_argument("--board-file", metavar="FILE", help="your own board description (TOML)")
     parser.add_argument("--boards", type=int, metavar="N", help="boards in the chain")
-    parser.add_argument("--sweep", type=parse_counts, metavar="A..B",
-                        help="plan every board count in A..B (or a list N,N,...) and tabulate")
     parser.add_argument("--partition", choices=STRATEGIES, default="fpdeep",
                         help="fpdeep: the paper's equal-work split; optimal: least II")
     parser.add_argument("--precision", type=int, default=16, help="bits: 8, 16 (default) or 32")
@@ -131,8 +138,17 @@ def _plan_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pixel-lanes", type=int, default=1, metavar="P",
                         help="what-if: engines that also compute P output rows at once "
                              "(the generated engines compute 1)")
-    parser.add_argument("--json", metavar="FILE", help="also write the plan as JSON ('-' = stdout)")
-    parser.add_argument("--html", metavar="FILE", help="also write an HTML report with plots")
+
+
+def make_cluster_from(args: argparse.Namespace, count: int) -> fpdeep.Cluster:
+    board = Path(args.board_file) if args.board_file else args.board
+    if isinstance(board, str) and "," in board:
+        board = board.split(",")
+    return fpdeep.make_cluster(
+        board=board, boards=count, link_gbps=args.link_gbps, precision=args.precision,
+        clock_mhz=args.clock, util_cap=args.util_cap, pipelining=args.pipelining,
+        pixel_lanes=args.pixel_lanes,
+    )
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -141,16 +157,9 @@ def _plan(args: argparse.Namespace) -> int:
     if args.boards is None and args.sweep is None:
         raise FpdeepError("give --boards N (or --sweep A..B)")
     network = fpdeep.load_onnx(args.model, input_shape=args.input_shape)
-    board = Path(args.board_file) if args.board_file else args.board
-    if isinstance(board, str) and "," in board:
-        board = board.split(",")
 
     def cluster(count: int) -> fpdeep.Cluster:
-        return fpdeep.make_cluster(
-            board=board, boards=count, link_gbps=args.link_gbps, precision=args.precision,
-            clock_mhz=args.clock, util_cap=args.util_cap, pipelining=args.pipelining,
-            pixel_lanes=args.pixel_lanes,
-        )
+        return make_cluster_from(args, count)
 
     rows = None
     if args.sweep:
@@ -177,6 +186,124 @@ def _plan(args: argparse.Namespace) -> int:
     return 0
 
 
+# ----- build, sim, report, demo ------------------------------------------------------------------
+def _build_arguments(parser: argparse.ArgumentParser) -> None:
+    add_cluster_arguments(parser)
+    parser.add_argument("-o", "--output", required=True, metavar="DIR",
+                        help="the folder to write (refused if it holds files fpdeep did not write)")
+    parser.add_argument("--force", action="store_true", help="replace DIR whatever it holds")
+
+
+def build_folder(args: argparse.Namespace) -> Path:
+    from fpdeep.codegen.build import build
+
+    if args.boards is None:
+        raise FpdeepError("give --boards N: the number of boards to generate")
+    if args.pixel_lanes != 1:
+        raise FpdeepError(
+            f"--pixel-lanes {args.pixel_lanes} is a planning what-if; the generated engines "
+            "compute one output row at a time, so build needs --pixel-lanes 1")
+    network = fpdeep.load_onnx(args.model, input_shape=args.input_shape)
+    result = fpdeep.plan(network, make_cluster_from(args, args.boards),
+                         strategy=args.partition, batch=args.batch)
+    try:
+        model_bytes = Path(args.model).read_bytes()
+    except OSError as exc:
+        raise FpdeepError(f"cannot read {args.model!r}: {exc.strerror}") from exc
+    return build(network, result, args.output, model_bytes=model_bytes,
+                 input_shape=args.input_shape, force=args.force)
+
+
+def _build(args: argparse.Namespace) -> int:
+    out = build_folder(args)
+    print(f"wrote {out} ({args.boards} board(s)); simulate it with `fpdeep sim {out}`")
+    return 0
+
+
+def _sim_arguments(parser: argparse.ArgumentParser) -> None:
+    from fpdeep.cosim import DEFAULT_MAX_CYCLES
+
+    parser.add_argument("dir", help="a folder written by `fpdeep build`")
+    parser.add_argument("--data", metavar="NPZ",
+                        help="the batch: x float32 (B,C,H,W) and y int64 (B,); default random")
+    parser.add_argument("--batch", type=int, default=4, help="images per step (random data)")
+    parser.add_argument("--steps", type=int, default=1, help="training steps")
+    parser.add_argument("--lr", type=float, default=0.05, help="learning rate")
+    parser.add_argument("--seed", type=int, default=0, help="seed of random data and weights")
+    parser.add_argument("--dump-weights", metavar="NPZ",
+                        help="write the simulated weights after the last step")
+    parser.add_argument("--simulator", choices=("verilator", "icarus"), default="verilator")
+    parser.add_argument("--max-cycles", type=int, default=DEFAULT_MAX_CYCLES,
+                        help="cycle limit per step; a run beyond it stops naming the stream")
+
+
+def run_sim(args: argparse.Namespace) -> dict:
+    from fpdeep.cosim import SimOptions, simulate
+
+    options = SimOptions(batch=args.batch, steps=args.steps, lr=args.lr, seed=args.seed,
+                         simulator=args.simulator, max_cycles=args.max_cycles)
+    return simulate(args.dir, options=options, data=args.data, dump_weights=args.dump_weights,
+                    progress=lambda msg: print(f"  {msg}", file=sys.stderr))
+
+
+def _sim(args: argparse.Namespace) -> int:
+    result = run_sim(args)
+    verdict = "bit-exact with the golden model" if result["match"] else "MISMATCH"
+    print(f"{result['steps']} step(s) of batch {result['batch']}: {verdict}; "
+          f"{result['cycles'][-1]:,} cycles per step (model {result['modelled_cycles']:,}, "
+          f"{result['cycle_error']:+.2%})")
+    for line in result["mismatches"][:20]:
+        print(f"  {line}")
+    print(f"wrote {Path(args.dir) / 'sim' / 'result.json'}")
+    return 0 if result["match"] else 1
+
+
+def _report_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dir", help="a folder written by `fpdeep build` (and `fpdeep sim`)")
+    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+
+
+def _report(args: argparse.Namespace) -> int:
+    from fpdeep.sim_report import load_outcome, outcome_json, outcome_text
+
+    plan, result = load_outcome(args.dir)
+    print(outcome_text(plan, result), end="")
+    if args.json:
+        write_output(args.json, json.dumps(outcome_json(plan, result), indent=2) + "\n")
+    return 0
+
+
+def _demo_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-o", "--output", default="fpdeep-demo", metavar="DIR",
+                        help="where the demo's build goes (default ./fpdeep-demo)")
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from fpdeep.resources import PACKAGE_DIR
+    from fpdeep.sim_report import load_outcome, outcome_text
+
+    model = str(PACKAGE_DIR / "examples" / "digits_cnn.onnx")
+    print("== inspect")
+    _inspect(argparse.Namespace(model=model, input_shape=None, json=None))
+    common = dict(model=model, input_shape=None, board="zcu102", board_file=None, boards=2,
+                  partition="fpdeep", precision=16, batch=4, clock=None, link_gbps=None,
+                  util_cap=0.85, pipelining="image", pixel_lanes=1)
+    print("\n== plan")
+    _plan(argparse.Namespace(**common, sweep=None, json=None, html=None))
+    print("\n== build")
+    out = build_folder(argparse.Namespace(**common, output=args.output, force=False))
+    print(f"wrote {out}")
+    print("\n== sim (a few minutes: Verilator builds the cluster once)")
+    run_sim(argparse.Namespace(dir=str(out), data=None, batch=4, steps=2, lr=0.05, seed=0,
+                               dump_weights=None, simulator="verilator", max_cycles=2_000_000))
+    print("\n== report")
+    text = outcome_text(*load_outcome(out))
+    print(text, end="")
+    write_output(str(Path(out) / "report.txt"), text)
+    print(f"\nthe report is in {Path(out) / 'report.txt'}")
+    return 0
+
+
 COMMANDS: dict[str, Command] = {
     "inspect": Command(
         help="per-layer training workload of an ONNX model",
@@ -197,6 +324,41 @@ COMMANDS: dict[str, Command] = {
         ),
         add_arguments=_plan_arguments,
         run=_plan,
+    ),
+    "build": Command(
+        help="generate per-board RTL and a cluster simulation top from a plan",
+        description=(
+            "Plan the model on the boards (same options as `plan`) and write DIR: plan.json, "
+            "rtl/board_<i>/ (each board's engines), sim/cluster_top.sv and a README. The same "
+            "inputs give byte-identical folders; DIR is written whole or not at all."
+        ),
+        add_arguments=_build_arguments,
+        run=_build,
+    ),
+    "sim": Command(
+        help="simulate training steps on a built cluster and check them against the golden model",
+        description=(
+            "Build the cluster top with Verilator (or Icarus), run training steps on a batch and "
+            "compare every updated weight and traced tensor bit for bit with the golden model; "
+            "writes DIR/sim/result.json. Exits 1 on a mismatch."
+        ),
+        add_arguments=_sim_arguments,
+        run=_sim,
+    ),
+    "report": Command(
+        help="the plan's figures beside the simulation's measured ones",
+        description="Print the planner's throughput and cycles next to what `fpdeep sim` measured.",
+        add_arguments=_report_arguments,
+        run=_report,
+    ),
+    "demo": Command(
+        help="inspect, plan, build, simulate and report the bundled CNN on 2 boards",
+        description=(
+            "Run the whole flow on the bundled digits CNN over 2 ZCU102 boards: two training "
+            "steps of batch 4, simulated and checked bit for bit, then the report."
+        ),
+        add_arguments=_demo_arguments,
+        run=_demo,
     ),
 }
 

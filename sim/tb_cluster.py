@@ -1,0 +1,561 @@
+"""cocotb testbench of a generated cluster: runs training steps on `cluster_top`.
+
+It plays the board controllers of the first-generation design: it walks the static schedule of
+``fpdeep.schedule`` phase by phase, streams operands into the boards' engines and units (ReLU,
+pooling, SGD), pulses start and flush and drains the results. What has no RTL unit yet (the
+loss error, Add/fan-in/fan-out, Flatten, the partial-error reduction of split layers) is
+computed here with the golden model's integer functions and timed as a streaming unit; links
+are timed from the plan's line rate. Every tensor the boards produce is recorded for
+`fpdeep sim` to compare with the golden model; nothing is compared here.
+
+A stream that makes no progress for ``stall_cycles`` cycles, or a step beyond ``max_cycles``,
+ends the run with a message naming the board, the engine and the stream.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cocotb
+import numpy as np
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+from cocotb.utils import get_sim_time
+from fpdeep_tb import PERIOD_NS, reset, signed, tb_args
+
+import fpdeep
+from fpdeep.golden import loss as golden_loss
+from fpdeep.golden import sgd
+from fpdeep.golden import step as golden_step
+from fpdeep.golden.numerics import Numerics
+from fpdeep.ir import Op
+from fpdeep.schedule import ELEM_BYTES, link_hops, schedule, task_cycles
+
+
+class Stalled(Exception):
+    """A stream or engine made no progress: the message names board, engine and stream."""
+
+
+class Cluster:
+    def __init__(self, dut, design: dict, args: dict) -> None:
+        self.dut = dut
+        self.design = design
+        self.args = args
+        self.stall = int(args.get("stall_cycles", 20000))
+        self.max_cycles = int(args["max_cycles"])
+        self.t_step = 0.0
+        self.where = ""
+
+    def now(self) -> int:
+        return round(get_sim_time("ns") / PERIOD_NS)
+
+    def sig(self, board: int, engine: str, port: str):
+        return getattr(self.dut, f"b{board}_{engine}_{port}")
+
+    def _check(self, idle: int, what: str) -> None:
+        if idle > self.stall:
+            raise Stalled(f"{what} stalled: no progress for {idle} cycles (at cycle "
+                          f"{self.now()}, {self.where})")
+        if self.now() - self.t_step > self.max_cycles:
+            raise Stalled(f"cycle limit of {self.max_cycles} cycles per step exceeded while "
+                          f"waiting on {what} ({self.where})")
+
+    async def load(self, board: int, engine: str, data: dict[str, list[int]]) -> None:
+        """Stream every operand of ``data`` into the engine at once, one beat per cycle."""
+        await self.send(board, {f"{engine}_s_{k}": (v, {}) for k, v in data.items()})
+
+    async def send(self, board: int, streams: dict[str, tuple[list[int], dict]]) -> None:
+        """Drive the streams ``prefix -> (beats, {side signal: values})`` at full rate."""
+        ports = {}
+        for prefix, (beats, side) in streams.items():
+            last = f"b{board}_{prefix}_last"
+            data = self.sig(board, prefix, "data")
+            ports[prefix] = (data, self.sig(board, prefix, "valid"),
+                             getattr(self.dut, last) if hasattr(self.dut, last) else None,
+                             self.sig(board, prefix, "ready"), beats,
+                             {k: (self.sig(board, prefix, k), v) for k, v in side.items()})
+        index = dict.fromkeys(streams, 0)
+        idle = 0
+        while any(index[k] < len(p[4]) for k, p in ports.items()):
+            await RisingEdge(self.dut.clk)
+            for k, (d, v, last, _, beats, side) in ports.items():
+                i = index[k]
+                if i < len(beats):
+                    d.value = beats[i] & ((1 << len(d)) - 1)
+                    v.value = 1
+                    if last is not None:
+                        last.value = int(i == len(beats) - 1)
+                    for sig, values in side.values():
+                        sig.value = values[i]
+                else:
+                    v.value = 0
+            await ReadOnly()
+            moved = False
+            for k, (_, _, _, ready, beats, _) in ports.items():
+                if index[k] < len(beats) and int(ready.value):
+                    index[k] += 1
+                    moved = True
+            idle = 0 if moved else idle + 1
+            stuck = [k for k, p in ports.items() if index[k] < len(p[4])]
+            self._check(idle, f"board {board} stream {stuck[0] if stuck else '?'}")
+        await RisingEdge(self.dut.clk)
+        for _, v, *_ in ports.values():
+            v.value = 0
+
+    async def pulse(self, board: int, engine: str, port: str) -> None:
+        s = self.sig(board, engine, port)
+        s.value = 1
+        await RisingEdge(self.dut.clk)
+        s.value = 0
+
+    async def wait_done(self, board: int, engine: str) -> None:
+        done = self.sig(board, engine, "done")
+        idle = 0
+        while True:
+            await ReadOnly()
+            if int(done.value):
+                break
+            await RisingEdge(self.dut.clk)
+            idle += 1
+            self._check(idle, f"board {board} engine {engine} (done never came)")
+        await RisingEdge(self.dut.clk)
+
+    async def drain(self, board: int, engine: str, count: int, *, width: int | None = None,
+                    side: list[int] | None = None, port: str = "m") -> list[int]:
+        """Collect ``count`` beats of ``<engine>_<port>`` (signed, ``width`` bits; the
+        accumulator width by default); with ``side``, the beats' ``arg`` values go there."""
+        data, valid, last, ready = (self.sig(board, engine, f"{port}_{name}")
+                                    for name in ("data", "valid", "last", "ready"))
+        arg = self.sig(board, engine, f"{port}_arg") if side is not None else None
+        width = width or self.design["acc_width"]
+        out: list[int] = []
+        idle = 0
+        ready.value = 1
+        while len(out) < count:
+            # Sampled before the edge at which the beat is taken (ready is already high).
+            await ReadOnly()
+            if int(valid.value):
+                out.append(signed(int(data.value), width))
+                if arg is not None:
+                    side.append(int(arg.value))
+                idle = 0
+                if int(last.value) != int(len(out) == count):
+                    raise Stalled(f"board {board} stream {engine}.{port}: last flag at beat "
+                                  f"{len(out)} of {count} ({self.where})")
+            else:
+                idle += 1
+            self._check(idle, f"board {board} stream {engine}.{port} (result)")
+            await RisingEdge(self.dut.clk)
+        ready.value = 0
+        return out
+
+
+class Trainer:
+    """The data side: activations, errors, accumulators and weights as integers."""
+
+    def __init__(self, args: dict, design: dict) -> None:
+        folder = Path(args["dir"])
+        info = design["build"]
+        shape = tuple(info["input_shape"]) if info["input_shape"] else None
+        self.net = fpdeep.load_onnx(folder / info["model_file"], input_shape=shape)
+        self.ctx = golden_step._Context.make(self.net, Numerics(), info["loss"])
+        self.needs = golden_step._needs_error(self.net)
+        inputs = np.load(args["inputs"])
+        self.x = self.ctx.input(inputs["x"].astype(np.float64))
+        self.y = inputs["y"].astype(np.int64)
+        self.batch = len(self.y)
+        self.layers = {layer.name: layer for layer in self.net.layers}
+        self.logits = golden_step._logits_tensor(self.net, info["loss"])
+        self.params = golden_step._load_params(
+            self.net, {k: inputs[f"w:{k}"] for k in _trainable_names(self.net)}, self.ctx)
+        self.slices = {(s["layer"], s["lo"]): (b["index"], s)
+                       for b in design["boards"] for s in b["slices"]}
+        self.units = {u["layer"]: u for b in design["boards"] for u in b["units"]
+                      if u["kind"] not in ("sgd", "fanin", "psum", "loss")}
+        self.fan_ins = {u["layer"]: u for b in design["boards"] for u in b["units"]
+                        if u["kind"] == "fanin"}
+        self.psums = {u["layer"]: u for b in design["boards"] for u in b["units"]
+                      if u["kind"] == "psum"}
+
+    def begin_step(self) -> None:
+        self.acts: list[dict[str, np.ndarray]] = [
+            {self.net.input_name: self.x[i]} for i in range(self.batch)]
+        self.parts: list[dict[str, list[np.ndarray]]] = [{} for _ in range(self.batch)]
+        self.errs: list[dict[str, np.ndarray]] = [{} for _ in range(self.batch)]
+        self.partials: list[dict[str, list[np.ndarray]]] = [{} for _ in range(self.batch)]
+        self.input_errors: dict[str, list] = {}
+        self.argmax: list[dict[str, list[int]]] = [{} for _ in range(self.batch)]
+        self.accs: dict[tuple[str, int], np.ndarray] = {}
+
+    def error(self, i: int, tensor: str) -> np.ndarray:
+        if tensor not in self.errs[i]:
+            parts = self.parts[i].get(tensor) or [np.zeros_like(self.acts[i][tensor])]
+            self.errs[i][tensor] = self.ctx.fan_in([p[None] for p in parts], tensor)[0]
+        return self.errs[i][tensor]
+
+    def weight_slice(self, layer: str, lo: int, hi: int) -> dict[str, list[int]]:
+        p = self.params[layer]
+        out = {"w": p["weight"][lo:hi].ravel().tolist()}
+        if "bias" in p:
+            out["b"] = p["bias"][lo:hi].tolist()
+        return out
+
+    def unit(self, task) -> None:
+        """The golden model's integer function for a layer without an RTL unit (Flatten)."""
+        i = task.image
+        if task.what == "fp":
+            layer = self.layers[task.layer]
+            ins = [self.acts[i][n][None] for n in layer.inputs]
+            self.acts[i][layer.output] = golden_step._FORWARD[layer.op](self.ctx, layer, ins, {})[0]
+        elif task.what == "bp":
+            layer = self.layers[task.layer]
+            ins = [self.acts[i][n][None] for n in layer.inputs]
+            e = self.error(i, layer.output)[None]
+            errs = golden_step._BACKWARD[layer.op](self.ctx, layer, e, ins, {})
+            for name, err in zip(layer.inputs, errs, strict=True):
+                if self.needs.get(name, False):
+                    self.parts[i].setdefault(name, []).append(err[0])
+
+    def add_input_error(self, i: int, layer, dx: np.ndarray) -> None:
+        dx = dx.reshape(self.acts[i][layer.inputs[0]].shape)
+        self.parts[i].setdefault(layer.inputs[0], []).append(dx)
+        self.input_errors.setdefault(layer.name, [None] * self.batch)[i] = dx
+
+    def add_unit_error(self, i: int, layer, dx: np.ndarray) -> None:
+        """A unit's input error (single-input layers) joins its input's contributions."""
+        if self.needs.get(layer.inputs[0], False):
+            shape = self.acts[i][layer.inputs[0]].shape
+            self.parts[i].setdefault(layer.inputs[0], []).append(dx.reshape(shape))
+
+
+def _trainable_names(net) -> list[str]:
+    return [ref.name for layer in net.compute_layers for ref in golden_step._trainable(layer)]
+
+
+async def run_engine(cl: Cluster, tr: Trainer, task) -> None:
+    board, s = tr.slices[(task.layer, _lo_of(tr, task))]
+    layer = tr.layers[task.layer]
+    lo, hi = s["lo"], s["hi"]
+    i = task.image
+    if task.what == "load":
+        await cl.load(board, task.engine, tr.weight_slice(task.layer, lo, hi))
+        return
+    x = tr.acts[i][layer.inputs[0]].ravel().tolist()
+    if task.what in ("bp", "wg"):
+        dy = tr.error(i, layer.output)[lo:hi].ravel().tolist()
+    data = {"fp": lambda: {"x": x}, "bp": lambda: {"dy": dy},
+            "wg": lambda: {"x": x, "dy": dy}}[task.what]()
+    await cl.load(board, task.engine, data)
+    await cl.pulse(board, task.engine, "start")
+    await cl.wait_done(board, task.engine)
+    if not task.drain:
+        return
+    out = np.array(await cl.drain(board, task.engine, task.drain), dtype=np.int64)
+    if task.what == "fp":
+        full = tr.acts[i].setdefault(layer.output, np.zeros(layer.out_shape, dtype=np.int64))
+        full[lo:hi] = out.reshape((hi - lo, *layer.out_shape[1:]))
+    elif s["split"]:
+        tr.partials[i].setdefault(layer.name, []).append(out)
+    else:
+        tr.add_input_error(i, layer, out)
+
+
+def _lo_of(tr: Trainer, task) -> int:
+    for (name, lo), (_, s) in tr.slices.items():
+        if name == task.layer and task.engine.startswith(s["ident"] + "_"):
+            return lo
+    raise KeyError(task.engine)
+
+
+async def run_flush(cl: Cluster, tr: Trainer, task) -> None:
+    lo = _lo_of(tr, task)
+    board, s = tr.slices[(task.layer, lo)]
+    await cl.pulse(board, task.engine, "flush")
+    out = np.array(await cl.drain(board, task.engine, task.drain), dtype=np.int64)
+    w = tr.params[task.layer]["weight"]
+    n = (s["hi"] - s["lo"]) * int(np.prod(w.shape[1:]))
+    tr.accs[(task.layer, lo)] = (out[:n].reshape((s["hi"] - s["lo"], *w.shape[1:])), out[n:])
+
+
+async def _through(cl: Cluster, board: int, unit: str, streams: dict, count: int,
+                   width: int) -> list[int]:
+    """Stream into a unit and collect its output at the same time."""
+    sender = cocotb.start_soon(cl.send(board, streams))
+    out = await cl.drain(board, unit, count, width=width)
+    await sender
+    return out
+
+
+async def run_unit(cl: Cluster, tr: Trainer, task) -> None:
+    """A layer's RTL unit (ReLU or pooling) forward or backward, or a board's SGD update."""
+    dw = cl.design["data_width"]
+    if task.rtl == "sgd":
+        await run_sgd(cl, tr, task.board)
+        return
+    if task.what == "fanin":
+        await run_fan_in(cl, tr, task)
+        return
+    if task.rtl == "psum":
+        await run_psum(cl, tr, task)
+        return
+    if task.rtl == "loss":
+        await run_loss(cl, tr, task)
+        return
+    unit = tr.units[task.layer]
+    p, board, i = unit["ident"], task.board, task.image
+    layer = tr.layers[task.layer]
+    if unit["kind"] == "add":
+        await run_add(cl, tr, task, unit, layer)
+        return
+    x = tr.acts[i][layer.inputs[0]]
+    bwd = int(task.what == "bp")
+    if unit["kind"] == "relu":
+        cl.sig(board, p, "bwd").value = bwd
+        streams = {f"{p}_s_x": (x.ravel().tolist(), {})}
+        if bwd:
+            streams[f"{p}_s_e"] = (tr.error(i, layer.output).ravel().tolist(), {})
+        out = np.array(await _through(cl, board, p, streams, x.size, dw), dtype=np.int64)
+    else:
+        info = unit["info"]
+        p = f"{p}_{task.what}"  # one pooling engine per direction
+        table = info["table_bwd" if bwd else "table_fwd"]
+        if bwd:
+            e = tr.error(i, layer.output).ravel().tolist()
+            arg = tr.argmax[i].get(layer.name, [0] * len(e))
+            streams = {f"{p}_s_x": (e, {"arg": arg})}
+        else:
+            streams = {f"{p}_s_x": (x.ravel().tolist(), {"arg": [0] * x.size})}
+        if table:
+            streams[f"{p}_s_m"] = (list(table), {})
+        await cl.send(board, streams)
+        await cl.pulse(board, p, "start")
+        await cl.wait_done(board, p)
+        args: list[int] = []
+        n_out = info["in"] if bwd else info["out"]
+        out = np.array(await cl.drain(board, p, n_out, width=dw, side=args), dtype=np.int64)
+        if not bwd and not info["avg"]:
+            tr.argmax[i][layer.name] = args
+    if bwd:
+        tr.add_unit_error(i, layer, out)
+    else:
+        tr.acts[i][layer.output] = out.reshape(layer.out_shape)
+
+
+async def run_add(cl: Cluster, tr: Trainer, task, unit: dict, layer) -> None:
+    """Residual Add forward (two inputs joined), or its error fan-out to both inputs."""
+    p, board, i, dw = unit["ident"], task.board, task.image, cl.design["data_width"]
+    if task.what == "fp":
+        a, b = (tr.acts[i][n].ravel().tolist() for n in layer.inputs)
+        out = await _through(cl, board, p, {f"{p}_s_a": (a, {}), f"{p}_s_b": (b, {})}, len(a),
+                             dw)
+        tr.acts[i][layer.output] = np.array(out, dtype=np.int64).reshape(layer.out_shape)
+        return
+    e = tr.error(i, layer.output).ravel().tolist()
+    sender = cocotb.start_soon(cl.send(board, {f"{p}_bp_s": (e, {})}))
+    second = cocotb.start_soon(cl.drain(board, f"{p}_bp", len(e), width=dw, port="m_b"))
+    outs = [await cl.drain(board, f"{p}_bp", len(e), width=dw, port="m_a"), await second]
+    await sender
+    for name, out in zip(layer.inputs, outs, strict=True):
+        if tr.needs.get(name, False):
+            shape = tr.acts[i][name].shape
+            tr.parts[i].setdefault(name, []).append(np.array(out, dtype=np.int64).reshape(shape))
+
+
+async def run_loss(cl: Cluster, tr: Trainer, task) -> None:
+    """The per-sample softmax cross-entropy error of one image's logits."""
+    i = task.image
+    p = next(u["ident"] for b in cl.design["boards"] for u in b["units"] if u["kind"] == "loss")
+    z = tr.acts[i][tr.logits].ravel().tolist()
+    label = int(tr.y[i])
+    streams = {f"{p}_s_z": (z, {"label": [label] * len(z)})}
+    out = await _through(cl, task.board, p, streams, len(z), cl.design["data_width"])
+    shape = tr.acts[i][tr.logits].shape
+    tr.parts[i][tr.logits] = [np.array(out, dtype=np.int64).reshape(shape)]
+
+
+async def run_psum(cl: Cluster, tr: Trainer, task) -> None:
+    """A split layer's raw partial input errors added pass by pass; the last pass
+    requantises."""
+    unit, i = tr.psums[task.layer], task.image
+    p, acw = unit["ident"], cl.design["acc_width"]
+    layer = tr.layers[task.layer]
+    parts = tr.partials[i][layer.name]
+    acc = parts[0]
+    for k, part in enumerate(parts[1:], start=1):
+        final = k == len(parts) - 1
+        cl.sig(task.board, p, "final").value = int(final)
+        streams = {f"{p}_s_a": (acc.tolist(), {}), f"{p}_s_b": (part.tolist(), {})}
+        acc = np.array(await _through(cl, task.board, p, streams, acc.size, acw), dtype=np.int64)
+    tr.add_input_error(i, layer, acc)
+
+
+async def run_fan_in(cl: Cluster, tr: Trainer, task) -> None:
+    """The two error contributions of a tensor summed by its fan-in unit."""
+    unit, i = tr.fan_ins[task.layer], task.image
+    parts = tr.parts[i].get(task.layer, [])
+    if len(parts) != 2:
+        raise Stalled(f"tensor {task.layer} has {len(parts)} error contributions at its fan-in, "
+                      f"expected 2 ({cl.where})")
+    p = unit["ident"]
+    streams = {f"{p}_s_a": (parts[0].ravel().tolist(), {}),
+               f"{p}_s_b": (parts[1].ravel().tolist(), {})}
+    out = await _through(cl, task.board, p, streams, parts[0].size, cl.design["data_width"])
+    tr.errs[i][task.layer] = np.array(out, dtype=np.int64).reshape(parts[0].shape)
+
+
+async def run_sgd(cl: Cluster, tr: Trainer, board: int) -> None:
+    p, dw = "sgd", cl.design["data_width"]
+    mb, rb = sgd.batch_constant(tr.batch)
+    mlr, rlr = sgd.lr_constant(tr.lr)
+    for (name, lo), (b, s) in tr.slices.items():
+        if b != board:
+            continue
+        layer = tr.layers[name]
+        acc_w, acc_b = tr.accs[(name, lo)]
+        g_fmt, w_fmt = tr.ctx.fmt("grad", name), tr.ctx.fmt("weight", name)
+        fe = tr.ctx.err(layer.output).frac
+        for role, acc, frac in (("weight", acc_w, fe + tr.ctx.act(layer.inputs[0]).frac),
+                                ("bias", acc_b, fe)):
+            if role not in tr.params[name]:
+                continue
+            cl.sig(board, p, "cfg_mb").value = mb
+            cl.sig(board, p, "cfg_sb").value = (frac + rb - g_fmt.frac) & 0x7F
+            cl.sig(board, p, "cfg_mlr").value = mlr
+            cl.sig(board, p, "cfg_slr").value = (g_fmt.frac + rlr - w_fmt.frac) & 0x7F
+            w = tr.params[name][role]
+            old = w[s["lo"]:s["hi"]]
+            streams = {f"{p}_s_g": (acc.ravel().tolist(), {}),
+                       f"{p}_s_w": (old.ravel().tolist(), {})}
+            new = await _through(cl, board, p, streams, old.size, dw)
+            w[s["lo"]:s["hi"]] = np.array(new, dtype=np.int64).reshape(old.shape)
+
+
+async def run_link(cl: Cluster, task) -> None:
+    """Move the task's words hop by hop through the RTL link framing and link models, checking
+    that every word arrives intact. (The tensors themselves stay with the controller; the
+    words are a pattern of the same length.)"""
+    n = -(-task.bytes // ELEM_BYTES)
+    words = [((k * 40503 + task.board * 7919 + task.dst) & 0xFFFF) for k in range(n)]
+    for a, b in link_hops(task):
+        side, other = ("east", "west") if b > a else ("west", "east")
+        sender = cocotb.start_soon(cl.send(a, {f"{side}_s": (words, {})}))
+        got = await cl.drain(b, other, n, width=16)
+        await sender
+        if [w & 0xFFFF for w in got] != words:
+            raise Stalled(f"link board {a} -> board {b} corrupted a tensor ({cl.where})")
+
+
+async def run_task(cl: Cluster, tr: Trainer, task) -> None:
+    if task.kind == "unit" and task.rtl:
+        await run_unit(cl, tr, task)
+    elif task.kind == "engine":
+        await run_engine(cl, tr, task)
+    elif task.kind == "flush":
+        await run_flush(cl, tr, task)
+    elif task.kind == "link":
+        await run_link(cl, task)
+    else:
+        tr.unit(task)
+        await ClockCycles(cl.dut.clk, task_cycles(task, links=cl.design["links"]))
+
+
+async def guarded(coro, errors: list) -> None:
+    """Run a task of a phase; a stall is handed to the phase (a failing cocotb task would end
+    the test before the message is written)."""
+    try:
+        await coro
+    except Stalled as exc:
+        errors.append(exc)
+
+
+def _record(tr: Trainer, rec: dict, step: int) -> None:
+    for name, layer in tr.layers.items():
+        if layer.op is Op.SOFTMAX:
+            continue
+        rec[f"{step}/{name}/output"] = np.stack([a[layer.output] for a in tr.acts])
+    for name, errs in tr.input_errors.items():
+        rec[f"{step}/{name}/input_error"] = np.stack(errs)
+    for layer in tr.net.compute_layers:
+        parts = sorted((lo, acc) for (n, lo), acc in tr.accs.items() if n == layer.name)
+        rec[f"{step}/{layer.name}/acc_weight"] = np.concatenate([a[0] for _, a in parts])
+        if layer.weight("bias") is not None:
+            rec[f"{step}/{layer.name}/acc_bias"] = np.concatenate([a[1] for _, a in parts])
+        for role, value in tr.params[layer.name].items():
+            rec[f"{step}/{layer.name}/new_{role}"] = value.copy()
+
+
+@cocotb.test()
+async def cluster_trains(dut):
+    args = tb_args()
+    design = json.loads((Path(args["dir"]) / "design.json").read_text())
+    cl = Cluster(dut, design, args)
+    tr = Trainer(args, design)
+    tr.lr = float(args["lr"])
+    for b in design["boards"]:
+        for s in b["slices"]:
+            for e in s["engines"].values():
+                for port in ("start", "flush", "m_ready", "s_x_valid", "s_w_valid",
+                             "s_dy_valid", "s_b_valid"):
+                    cl.sig(b["index"], e["ident"], port).value = 0
+    for b in design["boards"]:
+        for u in b["units"]:
+            ident = u["ident"]
+            inputs = {"relu": ["s_x", "s_e"], "sgd": ["s_g", "s_w"], "fanin": ["s_a", "s_b"],
+                      "loss": ["s_t", "s_z"],
+                      "psum": ["s_a", "s_b"],
+                      "add": ["s_a", "s_b", "bp_s"],
+                      "pool": ["fp_s_x", "fp_s_m", "bp_s_x", "bp_s_m", "fp_start", "bp_start"]}
+            outputs = {"pool": ["fp_m", "bp_m"], "add": ["m", "bp_m_a", "bp_m_b"]}
+            for name in inputs[u["kind"]]:
+                port = name if name.endswith("start") else f"{name}_valid"
+                cl.sig(b["index"], ident, port).value = 0
+            for name in outputs.get(u["kind"], ["m"]):
+                cl.sig(b["index"], ident, f"{name}_ready").value = 0
+            if u["kind"] == "relu":
+                cl.sig(b["index"], u["ident"], "bwd").value = 0
+        for side in ("east", "west"):
+            if hasattr(dut, f"b{b['index']}_{side}_s_valid"):
+                cl.sig(b["index"], side, "s_valid").value = 0
+                cl.sig(b["index"], side, "m_ready").value = 0
+    await reset(dut)
+    # the loss unit's 2^(i/256) table, once after reset (before any step is timed)
+    loss_board, loss = next((b["index"], u["ident"]) for b in design["boards"]
+                            for u in b["units"] if u["kind"] == "loss")
+    await cl.send(loss_board, {f"{loss}_s_t": ([int(v) for v in golden_loss.EXP2_TABLE], {})})
+    phases = schedule(design, tr.net, batch=tr.batch)
+    progress = Path(args["progress"])
+    result: dict = {"steps": [], "error": None}
+    rec: dict[str, np.ndarray] = {}
+    try:
+        for step in range(int(args["steps"])):
+            tr.begin_step()
+            await RisingEdge(dut.clk)
+            cl.t_step = cl.now()
+            phase_log = []
+            for k, phase in enumerate(phases):
+                cl.where = f"step {step + 1}, phase {k + 1} of {len(phases)}"
+                t0 = cl.now()
+                errors: list[Stalled] = []
+                tasks = [cocotb.start_soon(guarded(run_task(cl, tr, t), errors))
+                         for t in phase]
+                for t in tasks:
+                    await t
+                if errors:
+                    raise errors[0]
+                model = max(task_cycles(t, links=design["links"]) for t in phase)
+                whats = "+".join(sorted({t.what for t in phase}))
+                phase_log.append([cl.now() - t0, model, phase[0].kind, whats])
+                if k % 8 == 0 or k == len(phases) - 1:
+                    progress.write_text(json.dumps({"step": step, "steps": args["steps"],
+                                                    "phase": k + 1, "phases": len(phases)}))
+            result["steps"].append({"cycles": cl.now() - cl.t_step, "phases": phase_log})
+            _record(tr, rec, step)
+            frames = [cl.sig(b["index"], e["ident"], "err_frame").value
+                      for b in design["boards"] for s in b["slices"] for e in s["engines"].values()]
+            if any(int(f) for f in frames):
+                raise Stalled("an engine flagged a stream framing error (last flag misplaced)")
+    except Stalled as exc:
+        result["error"] = str(exc)
+    np.savez(args["record"], **rec)
+    Path(args["out"]).write_text(json.dumps(result))
+    assert result["error"] is None, result["error"]

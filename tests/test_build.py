@@ -1,0 +1,126 @@
+"""`fpdeep build`: the folder's contents, determinism, no clobbering, never half-written."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import fpdeep
+from fpdeep.cli import main
+from fpdeep.codegen import build as build_module
+from fpdeep.codegen.outdir import MARKER
+from fpdeep.resources import PACKAGE_DIR
+
+DIGITS = str(PACKAGE_DIR / "examples" / "digits_cnn.onnx")
+
+
+def _build(out, *extra):
+    return main(["build", DIGITS, "--board", "zcu102", "--boards", "2", "--batch", "4",
+                 "-o", str(out), *extra])
+
+
+def _tree(root):
+    return {str(p.relative_to(root)): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_build_writes_the_promised_files(tmp_path):
+    out = tmp_path / "design"
+    assert _build(out) == 0
+    files = _tree(out)
+    for name in ("plan.json", "design.json", "README.md", "model.onnx", "sim/cluster_top.sv",
+                 "sim/files.f", "rtl/board_0/fpdeep_board_0.sv", "rtl/board_1/files.f",
+                 "rtl/hw/fpdeep_engine.sv", MARKER):
+        assert name in files, name
+    plan = json.loads(files["plan.json"])
+    assert plan["model"] == "digits_cnn" and len(plan["boards"]) == 2
+    # every source a file list names exists relative to the list
+    for flist in ("sim/files.f", "rtl/board_0/files.f"):
+        folder = (out / flist).parent
+        for line in files[flist].decode().splitlines():
+            if line and not line.startswith("#"):
+                assert (folder / line).is_file(), line
+    assert files["model.onnx"] == (PACKAGE_DIR / "examples" / "digits_cnn.onnx").read_bytes()
+
+
+def test_build_is_deterministic(tmp_path):
+    assert _build(tmp_path / "a") == 0
+    assert _build(tmp_path / "b") == 0
+    a, b = _tree(tmp_path / "a"), _tree(tmp_path / "b")
+    assert a.keys() == b.keys()
+    assert [k for k in a if a[k] != b[k]] == []
+    # rebuilding in place (an fpdeep folder) gives the same bytes again
+    assert _build(tmp_path / "a") == 0
+    assert _tree(tmp_path / "a") == a
+
+
+def test_build_refuses_a_foreign_folder_unless_forced(tmp_path, capsys):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    assert _build(out) == 2
+    assert "not empty and was not written by fpdeep" in capsys.readouterr().err
+    assert [p.name for p in out.iterdir()] == ["notes.txt"]
+    assert _build(out, "--force") == 0
+    assert not (out / "notes.txt").exists() and (out / "plan.json").is_file()
+    # a folder fpdeep wrote may be rebuilt in place
+    assert _build(out) == 0
+
+
+def test_build_leaves_nothing_behind_on_error(tmp_path, monkeypatch):
+    calls = {"n": 0}
+    real = build_module.render
+
+    def failing(template, values, **kw):
+        calls["n"] += 1
+        if calls["n"] == 2:  # after the first board is written
+            raise RuntimeError("disk full")
+        return real(template, values, **kw)
+
+    monkeypatch.setattr(build_module, "render", failing)
+    network = fpdeep.load_onnx(DIGITS)
+    plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=2), batch=4)
+    with pytest.raises(RuntimeError, match="disk full"):
+        build_module.build(network, plan, tmp_path / "out", model_bytes=b"x")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_build_needs_a_board_count_and_one_row_engines(tmp_path, capsys):
+    assert main(["build", DIGITS, "--board", "zcu102", "-o", str(tmp_path / "x")]) == 2
+    assert "--boards N" in capsys.readouterr().err
+    assert _build(tmp_path / "y", "--pixel-lanes", "2") == 2
+    assert "--pixel-lanes 1" in capsys.readouterr().err
+
+
+@pytest.mark.sim
+def test_partial_sum_unit_lints_clean():
+    from fpdeep.simulate import lint, simulator_available
+
+    if not simulator_available("verilator"):
+        pytest.skip("Verilator not found")
+    lint("fpdeep_psum")
+
+
+@pytest.mark.sim
+def test_generated_cluster_lints_clean(tmp_path):
+    import os
+    import subprocess
+
+    from fpdeep.simulate import find_simulator, simulator_available
+
+    if not simulator_available("verilator"):
+        pytest.skip("Verilator not found")
+    out = tmp_path / "three"
+    assert main(["build", DIGITS, "--board", "zcu102", "--boards", "3", "--batch", "4",
+                 "-o", str(out)]) == 0
+    sim = find_simulator("verilator")
+    env = dict(os.environ)
+    for key, value in sim.env.items():
+        env[key] = value + os.pathsep + env.get(key, "") if key == "PATH" else value
+    sources = [line for line in (out / "sim" / "files.f").read_text().splitlines()
+               if line and not line.startswith("#")]
+    proc = subprocess.run([str(sim.executable), "--lint-only", "-Wall", "--top-module",
+                           "cluster_top", *sources], cwd=out / "sim", env=env,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0 and "%Warning" not in proc.stderr, proc.stderr[-3000:]

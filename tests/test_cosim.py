@@ -1,0 +1,133 @@
+"""Training steps on simulated generated clusters, bit for bit against the golden model.
+
+Each case builds its own cluster top once (Verilator is the slow part) and runs 2 steps of
+batch 4; the golden model runs the same steps independently in `fpdeep.cosim.compare`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fpdeep
+from fpdeep.codegen.build import build
+from fpdeep.cosim import SimOptions, simulate
+from fpdeep.errors import FpdeepError
+from fpdeep.partition import chain_model
+from fpdeep.planner import evaluate
+from fpdeep.resources import PACKAGE_DIR
+from fpdeep.simulate import simulator_available
+
+DIGITS = PACKAGE_DIR / "examples" / "digits_cnn.onnx"
+pytestmark = [
+    pytest.mark.sim,
+    pytest.mark.slow,
+    pytest.mark.skipif(not simulator_available("verilator"), reason="Verilator not found"),
+]
+FIELDS = {"match", "mismatches", "steps", "batch", "cycles", "modelled_cycles", "cycle_error",
+          "images_per_s_at_clock", "loss"}
+
+
+def _digits_plan(boards: int, cuts: tuple[int, ...] | None = None):
+    network = fpdeep.load_onnx(DIGITS)
+    cluster = fpdeep.make_cluster(board="zcu102", boards=boards)
+    if cuts is None:
+        return network, fpdeep.plan(network, cluster, batch=4)
+    model = chain_model(network, precision=16, pipelining="image")
+    return network, evaluate(model, cluster, cuts, strategy="fpdeep", batch=4)
+
+
+def _slices(plan) -> list[list[tuple[str, int, int]]]:
+    return [[(s.slice.layer, s.slice.lo, s.slice.hi) for s in b.slices] for b in plan.boards]
+
+
+@pytest.fixture(scope="module")
+def one_board(tmp_path_factory):
+    network, plan = _digits_plan(1)
+    out = tmp_path_factory.mktemp("sim") / "digits1"
+    build(network, plan, out, model_bytes=DIGITS.read_bytes())
+    return out
+
+
+def _check(result: dict, out: Path) -> None:
+    assert result.keys() >= FIELDS
+    assert result["mismatches"] == [] and result["match"] is True
+    assert abs(result["cycle_error"]) < 0.05, result
+    assert json.loads((out / "sim" / "result.json").read_text())["match"] is True
+
+
+def test_one_board_two_steps_bit_exact(one_board, tmp_path):
+    dump = tmp_path / "w.npz"
+    result = simulate(one_board, options=SimOptions(batch=4, steps=2), dump_weights=dump)
+    _check(result, one_board)
+    assert result["steps"] == 2 and result["batch"] == 4 and len(result["loss"]) == 2
+    # the dumped weights are the golden model's after two steps
+    network = fpdeep.load_onnx(DIGITS)
+    from fpdeep.cosim import initial_weights, make_batch
+
+    x, y = make_batch(network, batch=4, seed=0, data=None)
+    w = initial_weights(network, seed=0)
+    for _ in range(2):
+        w = fpdeep.golden.train_step(network, w, x, y, lr=0.05).weights
+    with np.load(dump) as got:
+        assert sorted(got.files) == sorted(network.params)
+        for name in got.files:
+            assert np.array_equal(got[name].astype(np.float64), w[name]), name
+
+
+@pytest.mark.parametrize("case", ["fpdeep-2", "cuts-3"])
+def test_digits_on_several_boards_bit_exact(case, tmp_path):
+    if case == "fpdeep-2":
+        network, plan = _digits_plan(2)
+        assert _slices(plan)[0][-1][0] == _slices(plan)[1][0][0] == "conv2"  # cut inside conv2
+    else:
+        # conv1 | conv2[0:4] | conv2[4:8] fc: a cut between layers and one inside a layer
+        network, plan = _digits_plan(3, cuts=(0, 4, 8, 22))
+        assert _slices(plan) == [[("conv1", 0, 4)], [("conv2", 0, 4)],
+                                 [("conv2", 4, 8), ("fc", 0, 10)]]
+    out = tmp_path / case
+    build(network, plan, out, model_bytes=DIGITS.read_bytes())
+    x = np.random.default_rng(7).uniform(0, 1, (4, 1, 8, 8)).astype(np.float32)
+    np.savez(tmp_path / "batch.npz", x=x, y=np.array([3, 1, 4, 1], dtype=np.int64))
+    result = simulate(out, options=SimOptions(batch=4, steps=2, lr=0.1),
+                      data=tmp_path / "batch.npz")
+    _check(result, out)
+
+
+def test_residual_skip_across_boards_bit_exact(tmp_path):
+    from golden_nets import OnnxNet
+
+    net = OnnxNet((1, 6, 6), seed=3)
+    net.conv(4, 3, pads=(1, 1, 1, 1))
+    skip = net.relu()
+    net.conv(4, 3, pads=(1, 1, 1, 1))
+    net.relu()
+    net.conv(4, 3, pads=(1, 1, 1, 1))
+    net.add(net.last, skip)
+    net.relu()
+    net.flatten()
+    net.fc(5)
+    network, _ = net.load(tmp_path / "res.onnx")
+    plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=3), batch=2)
+    slices = _slices(plan)
+    first_conv = network.compute_layers[0].name
+    add = next(layer for layer in network.layers if layer.op is fpdeep.ir.Op.ADD)
+    last_conv = network.producer_of(add.inputs[0]).name
+    # the skip starts on board 0 and the Add's other input is finished on a later board
+    assert any(s[0] == first_conv for s in slices[0])
+    assert not any(s[0] == last_conv for s in slices[0])
+    out = tmp_path / "res"
+    build(network, plan, out, model_bytes=(tmp_path / "res.onnx").read_bytes())
+    _check(simulate(out, options=SimOptions(batch=2, steps=2)), out)
+
+
+def test_cycle_limit_names_the_stalled_stream_and_board(one_board):
+    with pytest.raises(FpdeepError) as info:
+        simulate(one_board, options=SimOptions(batch=1, steps=1, max_cycles=300))
+    message = str(info.value)
+    assert "cycle limit of 300 cycles" in message
+    # the longest stream of the first phase: the FC weights into its FP engine
+    assert "board 0 stream fc_c0_10_fp_s_w" in message and "step 1, phase 1" in message

@@ -1,0 +1,88 @@
+"""`fpdeep sim` inputs checked before any simulator runs: options, batches, build folders."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fpdeep
+from fpdeep.cli import main
+from fpdeep.cosim import SimOptions, initial_weights, load_build, make_batch
+from fpdeep.errors import FpdeepError
+from fpdeep.resources import PACKAGE_DIR
+
+DIGITS = PACKAGE_DIR / "examples" / "digits_cnn.onnx"
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("batch", 0, "--batch must be a positive integer"),
+    ("steps", -1, "--steps must be a positive integer"),
+    ("max_cycles", 0, "--max-cycles must be a positive integer"),
+    ("lr", 0.0, "--lr must be a positive number"),
+])
+def test_options_are_validated(field, value, message):
+    with pytest.raises(FpdeepError, match=message):
+        SimOptions(**{field: value})
+
+
+def test_batch_from_file_or_seed(tmp_path):
+    network = fpdeep.load_onnx(DIGITS)
+    x, y = make_batch(network, batch=3, seed=5, data=None)
+    assert x.shape == (3, 1, 8, 8) and x.dtype == np.float32 and y.shape == (3,)
+    x2, y2 = make_batch(network, batch=3, seed=5, data=None)
+    assert np.array_equal(x, x2) and np.array_equal(y, y2)  # seeded
+    np.savez(tmp_path / "ok.npz", x=x, y=y)
+    xf, yf = make_batch(network, batch=99, seed=0, data=tmp_path / "ok.npz")
+    assert np.array_equal(xf, x) and np.array_equal(yf, y)  # the file's batch wins
+    np.savez(tmp_path / "bad.npz", x=np.zeros((2, 3, 8, 8)), y=np.zeros(2))
+    with pytest.raises(FpdeepError, match=r"x must be \(B, 1, 8, 8\)"):
+        make_batch(network, batch=2, seed=0, data=tmp_path / "bad.npz")
+    np.savez(tmp_path / "nox.npz", y=y)
+    with pytest.raises(FpdeepError, match="cannot read arrays x and y"):
+        make_batch(network, batch=2, seed=0, data=tmp_path / "nox.npz")
+
+
+def test_initial_weights_are_the_models_initializers():
+    network = fpdeep.load_onnx(DIGITS)
+    w = initial_weights(network, seed=0)
+    assert w.keys() == network.params.keys()
+    for name, value in network.params.items():
+        assert np.array_equal(w[name], value)
+
+
+def test_sim_and_report_refuse_a_folder_that_is_not_a_build(tmp_path, capsys):
+    with pytest.raises(FpdeepError, match="not an fpdeep build folder"):
+        load_build(tmp_path)
+    assert main(["sim", str(tmp_path)]) == 2
+    assert "not an fpdeep build folder" in capsys.readouterr().err
+    assert main(["report", str(tmp_path)]) == 2
+
+
+def test_report_before_and_after_a_simulation(tmp_path, capsys):
+    import json
+
+    out = tmp_path / "b"
+    assert main(["build", str(DIGITS), "--board", "zcu102", "--boards", "2", "--batch", "4",
+                 "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 0
+    assert "not simulated yet" in capsys.readouterr().out
+    result = {"match": False, "mismatches": ["step 1, layer fc, new_weight: 1 of 1280 values "
+                                             "differ; first at index (0, 0): got 1, expected 2"],
+              "steps": 1, "batch": 4, "cycles": [30000], "modelled_cycles": 29000,
+              "cycle_error": 1000 / 29000, "images_per_s_at_clock": 4 * 250e6 / 30000,
+              "loss": [2.3], "engine_phases": {"measured": 20000, "modelled": 19990},
+              "breakdown": {"engine fp": {"measured": 7500, "modelled": 7400},
+                            "link": {"measured": 22500, "modelled": 21600}}}
+    (out / "sim").mkdir(exist_ok=True)
+    (out / "sim" / "result.json").write_text(json.dumps(result))
+    assert main(["report", str(out), "--json", str(tmp_path / "r.json")]) == 0
+    text = capsys.readouterr().out
+    assert "30,000" in text and "29,000" in text and "+3.45%" in text
+    assert "1 MISMATCHES" in text and "layer fc, new_weight" in text
+    assert "engine fp" in text and "25%" in text and "75%" in text
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["comparison"]["measured_cycles"] == [30000]
+    plan = json.loads((out / "plan.json").read_text())
+    t = plan["totals"]
+    assert data["comparison"]["planner_batch_cycles"] == 3 * t["ii_cycles"] + t["latency_cycles"]

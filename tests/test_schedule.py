@@ -1,0 +1,83 @@
+"""The static schedule of a training step and its cycle model, against hand counts."""
+
+from __future__ import annotations
+
+import pytest
+
+import fpdeep
+from fpdeep import perf
+from fpdeep.codegen.board import design, design_json
+from fpdeep.errors import FpdeepError
+from fpdeep.resources import PACKAGE_DIR
+from fpdeep.schedule import LINK_OVERHEAD, Task, schedule, step_cycles, task_cycles
+
+
+def _fc_net(tmp_path):
+    from golden_nets import OnnxNet
+
+    net = OnnxNet((4, 1, 1))
+    net.flatten()
+    net.fc(3)
+    network, _ = net.load(tmp_path / "fc.onnx")
+    return network
+
+
+def test_single_fc_step_matches_a_hand_count(tmp_path):
+    network = _fc_net(tmp_path)
+    plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=1), batch=2)
+    d = design_json(design(network, plan))
+    (fc,) = d["boards"][0]["slices"]
+    tm, tn = fc["engines"]["fp"]["tm"], fc["engines"]["fp"]["tn"]
+    run = -(-3 // tm) * -(-4 // tn) + perf.ENGINE_LATENCY + 1  # + the start pulse
+    wg_run = -(-3 // fc["engines"]["wg"]["tm"]) * -(-4 // fc["engines"]["wg"]["tn"]) \
+        + perf.ENGINE_LATENCY + 1
+    per_image = (
+        (1 * 4 + 4)            # flatten unit: 4 elements + pipeline
+        + (4 + 1) + run + (3 + 1)  # FP engine: x in, run, y out
+        + 3 * (48 + 4) + 1     # loss unit on 3 logits: 48-bit restoring division per class
+        + (4 + 1) + wg_run     # WG: x and dy in (4 beats), run, results held
+    )
+    # weights in; WG flush (12 + 3 sums); SGD unit streams weight and bias, 2 cycles each extra
+    expected = (12 + 1) + 2 * per_image + (15 + 1) + (15 + 2 * 2)
+    phases = schedule(d, network, batch=2)
+    assert step_cycles(phases, links=[]) == expected
+    # the first compute layer has no BP engine and nothing is sent to the input
+    assert not any(t.what == "bp" and t.kind == "engine" for p in phases for t in p)
+
+
+def test_links_go_hop_by_hop_at_their_word_rate():
+    links = [{"latency": 100, "num": 1, "den": 1}, {"latency": 50, "num": 2, "den": 5}]
+    t = Task("link", 0, "link", bytes=1000, dst=2)  # 500 words over both links
+    assert task_cycles(t, links=links) == (500 + 100 + LINK_OVERHEAD) + \
+        (500 * 5 // 2 + 50 + LINK_OVERHEAD)
+    back = Task("link", 2, "link", bytes=6, dst=1)  # 3 words, second link only
+    assert task_cycles(back, links=links) == -(-3 * 5 // 2) + 50 + LINK_OVERHEAD
+
+
+def test_link_rate_is_capped_at_a_word_per_cycle():
+    from fpdeep.codegen.units import link_model
+
+    fast = link_model(0, gbps=100.0, clock_mhz=250.0, dw=16, latency=128,
+                      payload_efficiency=perf.LINK_PAYLOAD_EFFICIENCY)
+    assert (fast.num, fast.den) == (1, 1)
+    slow = link_model(0, gbps=2.0, clock_mhz=250.0, dw=16, latency=128,
+                      payload_efficiency=64 / 66)
+    # 2 Gb/s * 64/66 / 16 bits / 250 MHz = 0.4848 words per cycle
+    assert abs(slow.num / slow.den - 2e9 * 64 / 66 / 16 / 250e6) < 1e-3
+
+
+def test_split_layer_gets_a_reduction_and_slices_run_together():
+    network = fpdeep.load_onnx(PACKAGE_DIR / "examples" / "digits_cnn.onnx")
+    plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=3), batch=2)
+    phases = schedule(design_json(design(network, plan)), network, batch=2)
+    fp_conv2 = [p for p in phases if any(t.what == "fp" and t.layer == "conv2" for t in p)]
+    assert len(fp_conv2) == 2 and all(len(p) == 3 for p in fp_conv2)  # 3 slices, per image
+    sums = [t for p in phases for t in p if t.what == "sum"]
+    assert [t.layer for t in sums] == ["conv2", "conv2"]
+
+
+def test_schedule_rejects_bad_batch(tmp_path):
+    network = _fc_net(tmp_path)
+    plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=1), batch=2)
+    with pytest.raises(FpdeepError, match="batch must be a positive integer"):
+        schedule(design_json(design(network, plan)), network, batch=0)
