@@ -27,19 +27,9 @@ DIGITS = PACKAGE_DIR / "examples" / "digits_cnn.onnx"
 
 def residual_onnx(path: Path) -> Path:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-    from golden_nets import OnnxNet
+    from golden_nets import residual_cnn
 
-    net = OnnxNet((1, 6, 6), seed=3)
-    net.conv(4, 3, pads=(1, 1, 1, 1))
-    skip = net.relu()
-    net.conv(4, 3, pads=(1, 1, 1, 1))
-    net.relu()
-    net.conv(4, 3, pads=(1, 1, 1, 1))
-    net.add(net.last, skip)
-    net.relu()
-    net.flatten()
-    net.fc(5)
-    net.load(path)
+    residual_cnn(path)
     return path
 
 

@@ -123,3 +123,18 @@ def digits_cnn(path: Path, *, seed: int = 0, softmax: bool = False):
     if softmax:
         net.softmax()
     return net.load(path)
+
+
+def residual_cnn(path: Path):
+    """conv-relu-conv-relu-conv + skip from the first relu, relu, fc on 1x6x6 (5 classes)."""
+    net = OnnxNet((1, 6, 6), seed=3)
+    net.conv(4, 3, pads=(1, 1, 1, 1))
+    skip = net.relu()
+    net.conv(4, 3, pads=(1, 1, 1, 1))
+    net.relu()
+    net.conv(4, 3, pads=(1, 1, 1, 1))
+    net.add(net.last, skip)
+    net.relu()
+    net.flatten()
+    net.fc(5)
+    return net.load(path)

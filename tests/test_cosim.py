@@ -98,19 +98,9 @@ def test_digits_on_several_boards_bit_exact(case, tmp_path):
 
 
 def test_residual_skip_across_boards_bit_exact(tmp_path):
-    from golden_nets import OnnxNet
+    from golden_nets import residual_cnn
 
-    net = OnnxNet((1, 6, 6), seed=3)
-    net.conv(4, 3, pads=(1, 1, 1, 1))
-    skip = net.relu()
-    net.conv(4, 3, pads=(1, 1, 1, 1))
-    net.relu()
-    net.conv(4, 3, pads=(1, 1, 1, 1))
-    net.add(net.last, skip)
-    net.relu()
-    net.flatten()
-    net.fc(5)
-    network, _ = net.load(tmp_path / "res.onnx")
+    network, _ = residual_cnn(tmp_path / "res.onnx")
     plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=3), batch=2)
     slices = _slices(plan)
     first_conv = network.compute_layers[0].name
