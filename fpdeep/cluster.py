@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fpdeep.boards import PRECISIONS, Board, get_board, load_board_file
-from fpdeep.errors import FpdeepError
+from fpdeep.errors import FpdeepError, require_positive_int
 
 # Weight-gradient accumulators are kept wide across the mini-batch, as the DSP P register is:
 # 48 bits for 16-bit data (DESIGN §7), and a proportionate width for 8 and 32 bits.
@@ -106,8 +106,7 @@ def make_cluster(
         raise FpdeepError(f"topology {topology!r} is not supported; supported: chain")
     if pipelining not in PIPELINING:
         raise FpdeepError(f"pipelining must be one of image, row; got {pipelining!r}")
-    if isinstance(pixel_lanes, bool) or not isinstance(pixel_lanes, int) or pixel_lanes < 1:
-        raise FpdeepError(f"pixel_lanes must be a positive integer, got {pixel_lanes!r}")
+    require_positive_int("pixel_lanes", pixel_lanes)
     bad_cap = isinstance(util_cap, bool) or not isinstance(util_cap, (int, float))
     if bad_cap or not 0 < util_cap <= 1:
         raise FpdeepError(f"utilisation cap must be in (0, 1], got {util_cap!r}")

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from fpdeep.errors import FpdeepError
+from fpdeep.errors import FpdeepError, require_positive_int
 from fpdeep.golden import train_step, weight_formats
 from fpdeep.golden.step import _trainable
 from fpdeep.ir import Network, Op
@@ -52,9 +52,7 @@ class SimOptions:
     def __post_init__(self) -> None:
         for name in ("batch", "steps", "max_cycles"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise FpdeepError(f"--{name.replace('_', '-')} must be a positive integer, "
-                                  f"got {value!r}")
+            require_positive_int(f"--{name.replace('_', '-')}", value)
         if isinstance(self.lr, bool) or not isinstance(self.lr, (int, float)) or not self.lr > 0:
             raise FpdeepError(f"--lr must be a positive number, got {self.lr!r}")
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from fpdeep.errors import FpdeepError
+from fpdeep.errors import FpdeepError, require_non_negative_int, require_positive_int
 from fpdeep.ir import ConvAttrs, FCAttrs, Layer, Op
 
 #: Mode names and their `cfg_mode` encodings.
@@ -50,13 +50,9 @@ class LoopShape:
 
     def __post_init__(self) -> None:
         for name in ("co", "ci", "h", "w", "kh", "kw", "sh", "sw", "ho", "wo"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise FpdeepError(f"LoopShape.{name} must be a positive integer, got {value!r}")
+            require_positive_int(f"LoopShape.{name}", getattr(self, name))
         for name in ("pt", "pl"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise FpdeepError(f"LoopShape.{name} must be a non-negative integer, got {value!r}")
+            require_non_negative_int(f"LoopShape.{name}", getattr(self, name))
         # The last window must start inside the padded input, else the shape is inconsistent.
         last_row = (self.ho - 1) * self.sh - self.pt
         last_col = (self.wo - 1) * self.sw - self.pl
@@ -106,10 +102,7 @@ class LoopShape:
 
 def _check_lanes(tm: object, tn: object) -> None:
     for name, value in (("tm", tm), ("tn", tn)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise FpdeepError(
-                f"engine {name} (MAC lanes) must be a positive integer, got {value!r}"
-            )
+        require_positive_int(f"engine {name} (MAC lanes)", value)
 
 
 @dataclass(frozen=True)

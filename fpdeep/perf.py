@@ -11,6 +11,8 @@ import math
 from collections.abc import Iterable
 
 from fpdeep.errors import FpdeepError
+from fpdeep.errors import require_non_negative_int as _non_negative_int
+from fpdeep.errors import require_positive_int as _positive_int
 
 # Cycles from the first operand read of an engine's loop nest to the last accumulator write-back:
 # weight/activation RAM read (1) + operand register (1) + DSP A/B, M and P registers (3)
@@ -27,18 +29,6 @@ LINK_PAYLOAD_EFFICIENCY = 64 / 66
 # One-way latency of a board-to-board hop in cycles (transceiver PCS/PMA + Aurora + framing),
 # about 0.5 us at 200-300 MHz; it only enters fill/drain latency, never the II.
 LINK_HOP_LATENCY = 128
-
-
-def _positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise FpdeepError(f"{name} must be a positive integer, got {value!r}")
-    return value
-
-
-def _non_negative_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise FpdeepError(f"{name} must be a non-negative integer, got {value!r}")
-    return value
 
 
 def _positive_number(name: str, value: object) -> float:

@@ -29,7 +29,7 @@ from typing import Any
 
 from fpdeep import perf
 from fpdeep.codegen.units import LOSS_DIVIDER_BITS
-from fpdeep.errors import FpdeepError
+from fpdeep.errors import FpdeepError, require_positive_int
 from fpdeep.ir import Network, Op
 
 # Protocol overheads of one engine task, in cycles (see sim/tb_cluster.py): a load needs one
@@ -149,8 +149,7 @@ def _elements(shape: Sequence[int]) -> int:
 def schedule(design: Mapping[str, Any], network: Network, *, batch: int) -> list[list[Task]]:
     """The phases of one training step of ``batch`` images on the boards of ``design``
     (the ``design.json`` of a build)."""
-    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
-        raise FpdeepError(f"batch must be a positive integer, got {batch!r}")
+    require_positive_int("batch", batch)
     slices: dict[str, list[tuple[int, dict]]] = {}
     for b in design["boards"]:
         for s in b["slices"]:
