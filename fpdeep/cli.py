@@ -153,6 +153,7 @@ def make_cluster_from(args: argparse.Namespace, count: int) -> fpdeep.Cluster:
 
 def _plan(args: argparse.Namespace) -> int:
     from fpdeep.report import plan_html, plan_json, plan_text, sweep_rows, sweep_text
+    from fpdeep.schedule import PipelineFigures, generated_figures
 
     if args.boards is None and args.sweep is None:
         raise FpdeepError("give --boards N (or --sweep A..B)")
@@ -170,10 +171,14 @@ def _plan(args: argparse.Namespace) -> int:
             print(sweep_text(rows))
     count = args.boards if args.boards is not None else max(args.sweep)
     result = fpdeep.plan(network, cluster(count), strategy=args.partition, batch=args.batch)
+    try:
+        generated: PipelineFigures | str = generated_figures(network, result)
+    except FpdeepError as exc:
+        generated = str(exc)
     if args.json != "-":
-        print(plan_text(result))
+        print(plan_text(result, generated))
     if args.json:
-        data = plan_json(result)
+        data = plan_json(result, generated)
         if rows is not None:
             data = {**data, "sweep": rows}
         write_output(args.json, json.dumps(data, indent=2) + "\n")

@@ -23,7 +23,7 @@ from fpdeep.errors import FpdeepError, require_positive_int
 from fpdeep.golden import train_step, weight_formats
 from fpdeep.golden.step import _trainable
 from fpdeep.ir import Network, Op
-from fpdeep.schedule import schedule, step_cycles
+from fpdeep.schedule import pipeline_figures, schedule, step_cycles
 
 RESULT_FILE = "result.json"
 DEFAULT_MAX_CYCLES = 2_000_000
@@ -35,7 +35,9 @@ RTL_PARTS = ("Conv/FC FP, BP and WG engines (fpdeep_engine): every MAC, accumula
              "(fpdeep_loss); the partial input errors of split layers (fpdeep_psum); the SGD "
              "update (fpdeep_sgd); link framing (fpdeep_link_tx/rx) and link models "
              "(fpdeep_link_model) between boards")
-TESTBENCH_PARTS = ("board controller (the static schedule and the activation stash), Flatten "
+TESTBENCH_PARTS = ("board controller (starts each task of the step's task graph when its "
+                   "inputs are ready and its engine, unit or link is free; keeps the "
+                   "activation stash), Flatten "
                    "(a reshape), the tensors' contents on links (a word pattern of the same "
                    "length crosses each link and is checked)")
 
@@ -166,8 +168,8 @@ def _progress_bar(path: Path, stop: threading.Event, stream) -> None:
             stream.write(f"\r  building    [{time.monotonic() - started:5.0f} s]")
             stream.flush()
             continue
-        done = p["step"] * p["phases"] + p["phase"]
-        total = p["steps"] * p["phases"]
+        done = p["step"] * p["tasks"] + p["task"]
+        total = p["steps"] * p["tasks"]
         bar = "#" * round(30 * done / total)
         stream.write(f"\r  simulating  [{bar:<30}] step {p['step'] + 1}/{p['steps']}")
         stream.flush()
@@ -231,7 +233,8 @@ def simulate(folder: str | Path, *, options: SimOptions, data: str | Path | None
     mismatches, losses = compare(network, record, weights, x, y, steps=options.steps,
                                  lr=options.lr)
     clock = design["clock_mhz"]
-    modelled = step_cycles(schedule(design, network, batch=batch), links=design["links"])
+    generated = plan.get("generated") or pipeline_figures(design, network).as_dict()
+    modelled = generated["first_image_cycles"] + (batch - 1) * generated["ii_cycles"]
     cycles = [s["cycles"] for s in tb["steps"]]
     mean = sum(cycles) / len(cycles)
     result = {
@@ -245,9 +248,13 @@ def simulate(folder: str | Path, *, options: SimOptions, data: str | Path | None
         "images_per_s_at_clock": batch * clock * 1e6 / mean,
         "loss": losses,
         "clock_mhz": clock,
-        "planner_batch_cycles": _planner_batch_cycles(plan, batch),
-        "engine_phases": _engine_phase_figures(tb["steps"][0]["phases"]),
-        "breakdown": _breakdown(tb["steps"][0]["phases"]),
+        "planner_ii_cycles": generated["ii_cycles"],
+        "planner_bottleneck": generated["bottleneck"],
+        "timeline_cycles": step_cycles(schedule(design, network, batch=batch),
+                                       links=design["links"]),
+        "ideal_pipeline_cycles": _ideal_batch_cycles(plan, batch),
+        "engine_tasks": _engine_task_figures(tb["steps"][0]["tasks"]),
+        "breakdown": _breakdown(tb["steps"][0]["tasks"]),
         "rtl": RTL_PARTS,
         "testbench": TESTBENCH_PARTS,
         "simulator": options.simulator,
@@ -269,17 +276,18 @@ def simulate(folder: str | Path, *, options: SimOptions, data: str | Path | None
     return result
 
 
-def _planner_batch_cycles(plan: Mapping[str, Any], batch: int) -> int:
-    """The planner's batch-level figure, (B-1)*II + latency, for the report's comparison."""
+def _ideal_batch_cycles(plan: Mapping[str, Any], batch: int) -> int:
+    """The planner's figure for an ideal pipeline (streams overlapped with compute, element-wise
+    work free), (B-1)*II + latency: what the hardware could reach, for the report."""
     t = plan["totals"]
     return (batch - 1) * t["ii_cycles"] + t["latency_cycles"]
 
 
-def _breakdown(phases: list) -> dict[str, dict[str, int]]:
-    """Measured and modelled cycles of the first step by kind of phase: engines per pass,
-    units, links (where a step's time goes)."""
+def _breakdown(tasks: list) -> dict[str, dict[str, int]]:
+    """Busy cycles of the first step by kind of task, measured and modelled: engines per pass,
+    units, links (tasks overlap, so these add up to more than the step)."""
     out: dict[str, dict[str, int]] = {}
-    for measured, modelled, kind, what in phases:
+    for _start, measured, modelled, kind, what, _resource in tasks:
         key = kind if kind in ("link", "flush") else f"{kind} {what}"
         entry = out.setdefault(key, {"measured": 0, "modelled": 0})
         entry["measured"] += measured
@@ -287,8 +295,7 @@ def _breakdown(phases: list) -> dict[str, dict[str, int]]:
     return dict(sorted(out.items()))
 
 
-def _engine_phase_figures(phases: list) -> dict[str, int]:
-    """Measured and modelled cycles summed over the engine phases only (the RTL-timed part)."""
-    measured = sum(p[0] for p in phases if p[2] in ("engine", "flush"))
-    modelled = sum(p[1] for p in phases if p[2] in ("engine", "flush"))
-    return {"measured": measured, "modelled": modelled}
+def _engine_task_figures(tasks: list) -> dict[str, int]:
+    """Measured and modelled cycles summed over the engine tasks only (the RTL-timed part)."""
+    engine = [t for t in tasks if t[3] in ("engine", "flush")]
+    return {"measured": sum(t[1] for t in engine), "modelled": sum(t[2] for t in engine)}

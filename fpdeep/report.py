@@ -11,6 +11,7 @@ from typing import Any
 from fpdeep import __version__
 from fpdeep.errors import FpdeepError
 from fpdeep.planner import PASSES, BoardPlan, Plan
+from fpdeep.schedule import PipelineFigures
 from fpdeep.tables import format_count, format_table, shorten
 
 # Scaling is called linear while the throughput stays within this fraction of ideal.
@@ -42,8 +43,30 @@ def cluster_json(plan: Plan) -> dict[str, Any]:
     }
 
 
-def plan_json(plan: Plan) -> dict[str, Any]:
-    """The JSON schema of `fpdeep plan --json` (issue 3)."""
+def generated_json(generated: PipelineFigures | str, *, batch: int,
+                   clock_mhz: float) -> dict[str, Any]:
+    """The generated design's figures (or why the plan cannot be generated) as JSON."""
+    if isinstance(generated, str):
+        return {"error": generated}
+    cycles = generated.batch_cycles(batch)
+    return {**generated.as_dict(), "batch": batch, "batch_cycles": cycles,
+            "images_per_s_batch": batch * clock_mhz * 1e6 / cycles}
+
+
+def _generated_text(generated: PipelineFigures | str, *, batch: int, clock_mhz: float) -> str:
+    if isinstance(generated, str):
+        return f"generated design: cannot be built ({generated})"
+    g = generated_json(generated, batch=batch, clock_mhz=clock_mhz)
+    return (f"generated design (image-at-a-time pipeline, streams of one beat per cycle): "
+            f"II {g['ii_cycles']:,} cycles ({g['bottleneck']}), {g['batch_cycles']:,} cycles "
+            f"per step of {batch} = {g['first_image_cycles']:,} + {batch - 1} x II, "
+            f"{g['images_per_s_batch']:,.1f} images/s")
+
+
+def plan_json(plan: Plan, generated: PipelineFigures | str | None = None) -> dict[str, Any]:
+    """The JSON schema of `fpdeep plan --json` (issue 3); with ``generated``, the figures of the
+    design `fpdeep build` makes of the plan (``fpdeep.schedule.generated_figures``), or why it
+    cannot be built."""
     boards = []
     for bp in plan.boards:
         boards.append({
@@ -95,7 +118,8 @@ def plan_json(plan: Plan) -> dict[str, Any]:
             "bottleneck": t.bottleneck,
             "latency_cycles": t.latency_cycles,
         },
-    }
+    } | ({} if generated is None else {"generated": generated_json(
+        generated, batch=t.batch, clock_mhz=t.clock_mhz)})
 
 
 def _pct(used: float, available: float) -> str:
@@ -112,8 +136,8 @@ def _layers_of(bp: BoardPlan) -> str:
     return f"{head} .. {shorten(last.layer, 18)}[:{last.hi}] ({len(bp.slices)} slices)"
 
 
-def plan_text(plan: Plan) -> str:
-    """Readable tables: per board, per link, and the totals."""
+def plan_text(plan: Plan, generated: PipelineFigures | str | None = None) -> str:
+    """Readable tables: per board, per link, and the totals (``generated`` as in plan_json)."""
     c, t = plan.cluster, plan.totals
     kinds = ", ".join(sorted({b.name for b in c.boards}))
     out = [
@@ -165,6 +189,8 @@ def plan_text(plan: Plan) -> str:
         f"{t.watts:g} W board power ({power}): {t.images_per_joule:.2f} images/J, "
         f"{t.gops / t.watts:.2f} GOPS/W",
     ]
+    if generated is not None:
+        out.append(_generated_text(generated, batch=t.batch, clock_mhz=t.clock_mhz))
     return "\n".join(out) + "\n"
 
 

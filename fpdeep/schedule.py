@@ -1,33 +1,35 @@
-"""The static schedule of one training step on the generated boards, and its cycle model.
+"""The task graph of one training step on the generated boards, and its cycle model.
 
-First-generation boards work at image granularity and in order: the weights are loaded into the
-FP/BP engines once per mini-batch; then, image after image, FP runs layer by layer (the slices
-of one layer on their boards at the same time), the loss error is formed at the last board, BP
-and WG run back through the layers (a slice's BP and WG engines at the same time), and at the
-batch boundary every WG engine flushes its sums to the SGD update. The schedule is a list of
-phases; the tasks of a phase run concurrently and a phase ends when its slowest task does.
+First-generation boards work at image granularity: the weights are loaded into the FP/BP
+engines once per mini-batch; then for each image FP runs layer by layer (the slices of a layer
+on their boards), the loss error is formed where the logits are, BP and WG run back through
+the layers (a slice's BP and WG engines side by side), and at the batch boundary every WG
+engine flushes its sums to the SGD update. ``schedule`` lists these tasks with what each waits
+for and the resource it occupies (an engine, a unit, one direction of a link). The board
+controller starts a task as soon as its inputs are ready and its resource is free, so the
+images of a batch overlap across engines and boards; ``timeline`` replays exactly that.
 
-``step_cycles`` is the performance model of exactly this design. It differs from the planner's
-steady-state model (``fpdeep.perf``/``fpdeep.planner``), which assumes a pipeline in which FP,
-BP and WG of different images overlap: here nothing overlaps across layers or images, so a step
-costs the sum of its phases, and it adds the terms the planner leaves out: streaming operands
-into the engine banks and results out of them (one beat per cycle), the element-wise units
-(one element per cycle), and link transfers hop by hop (store and forward) with their latency;
-the generated link framing moves at most one 16-bit word per cycle, so a link is never faster
-than the fabric stream, whatever its line rate.
+Each task is costed from what the generated RTL does: operands streamed into the engine banks
+and results out of them at one beat per cycle around ``fpdeep.perf.engine_cycles``, element-
+wise units at one element per cycle, link hops store and forward at the generated link's word
+rate (at most one 16-bit word per cycle, whatever the line rate) plus its latency. The
+protocol overheads (``LOAD_OVERHEAD`` etc., 1-2 cycles) are what the cluster simulation
+measures.
 
-Engine tasks are costed from ``fpdeep.perf.engine_cycles`` plus the handshake overheads of the
-stream protocol (``LOAD_OVERHEAD`` etc.), which the cluster simulation measures.
+``pipeline_figures`` is the planner's model of the generated design, (B - 1) II + the step of
+one image, with II the busiest resource's cycles per image (DESIGN §5).
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fpdeep import perf
+from fpdeep.codegen.board import design, design_json
 from fpdeep.codegen.units import LOSS_DIVIDER_BITS
 from fpdeep.errors import FpdeepError, require_positive_int
 from fpdeep.ir import Network, Op
@@ -74,8 +76,10 @@ class Task:
     elements: int = 0  # units: elements streamed
     rtl: str = ""  # units: the RTL unit that does it (relu, pool, sgd), "" for the controller
     tensors: int = 0  # sgd: tensors streamed through the unit
-    dst: int = -1  # links: receiving board
+    dst: int = -1  # links: receiving board (one hop)
     bytes: int = 0  # links: payload
+    resource: str = ""  # the engine, unit or link direction it occupies
+    deps: tuple[int, ...] = ()  # indices of the tasks it waits for
 
 
 KINDS = ("engine", "flush", "unit", "link")
@@ -120,154 +124,264 @@ def task_cycles(task: Task, *, links: Sequence[Mapping[str, int]]) -> int:
     raise FpdeepError(f"unknown task kind {task.kind!r}; known: {', '.join(KINDS)}")
 
 
-def step_cycles(phases: Sequence[Sequence[Task]], *,
-                links: Sequence[Mapping[str, int]]) -> int:
-    """Modelled cycles of one training step: the sum over phases of the slowest task."""
-    return sum(max((task_cycles(t, links=links) for t in phase), default=0) for phase in phases)
+def timeline(tasks: Sequence[Task], durations: Sequence[int]) -> list[tuple[int, int]]:
+    """(start, end) of every task when each starts as soon as its dependencies have ended and
+    its resource is free; a resource freed at some cycle goes to the waiting task that comes
+    first in ``tasks`` (the older image). This is what the board controller does."""
+    n = len(tasks)
+    waiting_on = [len(t.deps) for t in tasks]
+    users: list[list[int]] = [[] for _ in range(n)]
+    for k, t in enumerate(tasks):
+        for d in t.deps:
+            users[d].append(k)
+    ready_at = [0] * n
+    free_at: dict[str, int] = {}
+    queue = [(0, k) for k in range(n) if not waiting_on[k]]
+    heapq.heapify(queue)
+    span: list[tuple[int, int]] = [(-1, -1)] * n
+    # Every queued task is ready; take the one that can start first (ties: the older task).
+    while queue:
+        ready, k = heapq.heappop(queue)
+        res = tasks[k].resource or f"task {k}"
+        start = max(ready, free_at.get(res, 0))
+        if start > ready:  # the resource is busy: queue again at the time it frees
+            heapq.heappush(queue, (start, k))
+            continue
+        end = start + durations[k]
+        span[k] = (start, end)
+        free_at[res] = end
+        for u in users[k]:
+            ready_at[u] = max(ready_at[u], end)
+            waiting_on[u] -= 1
+            if not waiting_on[u]:
+                heapq.heappush(queue, (ready_at[u], u))
+    return span
 
 
-def _separate_links(tasks: list[Task]) -> list[list[Task]]:
-    """Link tasks in sub-phases in which no two use the same hop in the same direction (a link
-    port carries one tensor at a time)."""
-    rounds: list[tuple[set, list[Task]]] = []
-    for task in tasks:
-        hops = set(link_hops(task))
-        for used, members in rounds:
-            if not used & hops:
-                used |= hops
-                members.append(task)
-                break
-        else:
-            rounds.append((hops, [task]))
-    return [members for _, members in rounds]
+def step_cycles(tasks: Sequence[Task], *, links: Sequence[Mapping[str, int]]) -> int:
+    """Modelled cycles of one training step: the end of the last task of ``timeline``."""
+    span = timeline(tasks, [task_cycles(t, links=links) for t in tasks])
+    return max((end for _, end in span), default=0)
 
 
 def _elements(shape: Sequence[int]) -> int:
     return math.prod(shape)
 
 
-def schedule(design: Mapping[str, Any], network: Network, *, batch: int) -> list[list[Task]]:
-    """The phases of one training step of ``batch`` images on the boards of ``design``
-    (the ``design.json`` of a build)."""
+def schedule(design: Mapping[str, Any], network: Network, *, batch: int) -> list[Task]:
+    """The tasks of one training step of ``batch`` images on the boards of ``design`` (the
+    ``design.json`` of a build), in priority order: every task's dependencies come before it,
+    and an older image's task before a younger one's."""
     require_positive_int("batch", batch)
-    slices: dict[str, list[tuple[int, dict]]] = {}
-    for b in design["boards"]:
-        for s in b["slices"]:
-            slices.setdefault(s["layer"], []).append((b["index"], s))
-    for entries in slices.values():
-        entries.sort(key=lambda bs: bs[1]["lo"])
-    homes = dict(design["homes"])
-    units = {u["layer"]: u for b in design["boards"] for u in b["units"]
-             if u["kind"] not in ("sgd", "fanin", "psum", "loss")}
-    fan_ins = {u["layer"]: u for b in design["boards"] for u in b["units"] if u["kind"] == "fanin"}
-    layers = [layer for layer in network.layers if layer.op is not Op.SOFTMAX]
-    shapes = {network.input_name: network.input_shape}
-    shapes.update({layer.output: layer.out_shape for layer in layers})
+    return _StepGraph(design, network).build(batch)
 
-    def link(src: int, dst: int, nbytes: int) -> list[Task]:
-        return [] if src == dst else [Task("link", src, "link", bytes=nbytes, dst=dst)]
 
-    def engine(board: int, s: dict, mode: str, image: int, *, run: bool = True,
-               with_w: bool = False, drain: bool = True) -> Task:
+class _StepGraph:
+    """Builds the task graph of a step: per image the forward pass layer by layer, the loss,
+    the backward pass in reverse; tensors travel between boards hop by hop."""
+
+    def __init__(self, design: Mapping[str, Any], network: Network) -> None:
+        self.network = network
+        self.slices: dict[str, list[tuple[int, dict]]] = {}
+        for b in design["boards"]:
+            for s in b["slices"]:
+                self.slices.setdefault(s["layer"], []).append((b["index"], s))
+        for entries in self.slices.values():
+            entries.sort(key=lambda bs: bs[1]["lo"])
+        self.homes = dict(design["homes"])
+        units = [(b["index"], u) for b in design["boards"] for u in b["units"]]
+        self.units = {u["layer"]: u for _, u in units
+                      if u["kind"] not in ("sgd", "fanin", "psum", "loss")}
+        self.fan_ins = {u["layer"]: u for _, u in units if u["kind"] == "fanin"}
+        self.psums = {u["layer"]: u["ident"] for _, u in units if u["kind"] == "psum"}
+        self.board_units = {(b, u["kind"]): u["ident"] for b, u in units
+                            if u["kind"] in ("sgd", "loss")}
+        self.layers = [layer for layer in network.layers if layer.op is not Op.SOFTMAX]
+        self.shapes = {network.input_name: network.input_shape}
+        self.shapes.update({layer.output: layer.out_shape for layer in self.layers})
+        self.tasks: list[Task] = []
+        self.loaded: dict[str, int] = {}  # engine ident -> its weight load
+        self.wg: dict[str, list[int]] = {}  # WG engine ident -> its tasks
+        # per image: where activations and errors are (tensor -> board -> tasks to wait for)
+        self.image = -1
+        self.acts: dict[str, dict[int, list[int]]] = {}
+        self.errors: dict[str, dict[int, list[int]]] = {}
+        self.contributions: dict[str, list[int]] = {}
+
+    def add(self, task: Task, deps: Sequence[int]) -> int:
+        self.tasks.append(replace(task, deps=tuple(sorted(set(deps)))))
+        return len(self.tasks) - 1
+
+    def engine(self, board: int, s: Mapping[str, Any], mode: str, deps: Sequence[int], *,
+               drain: bool = True) -> int:
         e = s["engines"][mode]
-        loads = {k: v for k, v in e["streams"].items() if v and (with_w or k not in ("w", "b"))}
-        return Task("engine", board, mode, s["layer"], e["ident"], image, loads,
-                    e["cycles"] + perf.ENGINE_LATENCY if run else 0,
-                    e["out_beats"] if drain else 0)
+        loads = {k: v for k, v in e["streams"].items() if v and k not in ("w", "b")}
+        return self.add(Task("engine", board, mode, s["layer"], e["ident"], self.image, loads,
+                             e["cycles"] + perf.ENGINE_LATENCY, e["out_beats"] if drain else 0,
+                             resource=f"{board}:{e['ident']}"), deps)
 
-    phases: list[list[Task]] = []
-    # Weights (and biases) into the FP and BP engine banks, all boards at once.
-    phases.append([
-        Task("engine", board, "load", s["layer"], s["engines"][m]["ident"], -1,
-             {k: v for k, v in s["engines"][m]["streams"].items() if k in ("w", "b") and v})
-        for entries in slices.values() for board, s in entries for m in ("fp", "bp")
-        if m in s["engines"]
-    ])
-    last = layers[-1]
-    for image in range(batch):
-        for layer in layers:
-            src = homes[layer.inputs[0]]
-            size = _elements(shapes[layer.inputs[0]]) * ELEM_BYTES
+    def send(self, src: int, dst: int, deps: list[int], what: str, tensor: str, nbytes: int,
+             have: dict[int, list[int]] | None = None) -> list[int]:
+        """Tasks after which data made on ``src`` (once ``deps`` are done) is on ``dst``: hop
+        by hop, store and forward; ``have`` records it on every board it passes."""
+        step = 1 if dst > src else -1
+        for a in range(src, dst, step):
+            deps = [self.add(Task("link", a, what, tensor, image=self.image, dst=a + step,
+                                  bytes=nbytes, resource=f"link:{a}>{a + step}"), deps)]
+            if have is not None:
+                have[a + step] = deps
+        return deps
+
+    def act_at(self, tensor: str, dst: int) -> list[int]:
+        """Tasks after which activation ``tensor`` is on ``dst``, sent once per image from the
+        nearest board that has it."""
+        have = self.acts[tensor]
+        if dst not in have:
+            src = min(have, key=lambda b: abs(b - dst))
+            self.send(src, dst, have[src], "act", tensor,
+                      _elements(self.shapes[tensor]) * ELEM_BYTES, have)
+        return have[dst]
+
+    def error_at_home(self, tensor: str) -> list[int]:
+        """Tasks after which ``tensor``'s whole error is on its home board (its contributions
+        summed by the fan-in unit where there are two)."""
+        if tensor not in self.errors:
+            home = self.homes[tensor]
+            parts = self.contributions.get(tensor, [])
+            if tensor in self.fan_ins and len(parts) > 1:
+                unit = self.fan_ins[tensor]
+                parts = [self.add(Task("unit", home, "fanin", tensor, image=self.image,
+                                       elements=unit["info"]["elements"], rtl="add",
+                                       resource=f"{home}:{unit['ident']}"), parts)]
+            self.errors[tensor] = {home: parts}
+        return self.errors[tensor][self.homes[tensor]]
+
+    def contribute(self, tensor: str, board: int, deps: list[int], nbytes: int) -> None:
+        """An error contribution to ``tensor`` made on ``board`` goes to the tensor's home."""
+        self.contributions.setdefault(tensor, []).extend(
+            self.send(board, self.homes[tensor], deps, "err", tensor, nbytes))
+
+    def build(self, batch: int) -> list[Task]:
+        # Weights (and biases) into the FP and BP engine banks, once per mini-batch.
+        for entries in self.slices.values():
+            for board, s in entries:
+                for m in ("fp", "bp"):
+                    if m in s["engines"]:
+                        e = s["engines"][m]
+                        self.loaded[e["ident"]] = self.add(Task(
+                            "engine", board, "load", s["layer"], e["ident"], -1,
+                            {k: v for k, v in e["streams"].items() if k in ("w", "b") and v},
+                            resource=f"{board}:{e['ident']}"), ())
+        for image in range(batch):
+            self.image = image
+            self.acts = {self.network.input_name: {self.homes[self.network.input_name]: []}}
+            self.errors, self.contributions = {}, {}
+            self.forward()
+            self.backward()
+        # Batch boundary: WG sums out of every engine, then the SGD update per board.
+        flushes: dict[int, list[int]] = {}
+        per_board: dict[int, list[int]] = {}
+        for entries in self.slices.values():
+            for board, s in entries:
+                e = s["engines"]["wg"]
+                flushes.setdefault(board, []).append(self.add(Task(
+                    "flush", board, "flush", s["layer"], e["ident"], drain=e["out_beats"],
+                    resource=f"{board}:{e['ident']}"), self.wg[e["ident"]]))
+                count = per_board.setdefault(board, [0, 0])
+                count[0] += e["out_beats"]
+                count[1] += 2 if s["has_bias"] else 1
+        for board, (n, t) in sorted(per_board.items()):
+            self.add(Task("unit", board, "sgd", elements=n, rtl="sgd", tensors=t,
+                          resource=f"{board}:{self.board_units[(board, 'sgd')]}"),
+                     flushes[board])
+        return self.tasks
+
+    def forward(self) -> None:
+        for layer in self.layers:
+            home = self.homes[layer.output]
             if layer.is_compute:
-                fan = [t for board, _ in slices[layer.name] for t in link(src, board, size)]
-                phases.append(fan)
-                phases.append([engine(board, s, "fp", image) for board, s in slices[layer.name]])
-                home = homes[layer.output]
-                phases.append([t for board, s in slices[layer.name]
-                               for t in link(board, home, _slice_elems(layer, s) * ELEM_BYTES)])
+                outs = []
+                for board, s in self.slices[layer.name]:
+                    deps = [*self.act_at(layer.inputs[0], board),
+                            self.loaded[s["engines"]["fp"]["ident"]]]
+                    fp = self.engine(board, s, "fp", deps)
+                    outs += self.send(board, home, [fp], "act", layer.output,
+                                      _slice_elems(layer, s) * ELEM_BYTES)
+                self.acts[layer.output] = {home: outs}
             else:
-                home = homes[layer.output]
-                phases.append([t for name in layer.inputs for t in link(
-                    homes[name], home, _elements(shapes[name]) * ELEM_BYTES)])
-                phases.append([_unit_task(units.get(layer.name), home, "fp", layer.name,
-                                          image, sum(_elements(shapes[n]) for n in layer.inputs))])
-        phases.append([Task("unit", homes[last.output], "loss", last.name, image=image,
-                            elements=_elements(shapes[last.output]), rtl="loss")])
-        for layer in reversed(layers):
-            home = homes[layer.output]
-            if layer.output in fan_ins and _needs_error(network, layer.output):
-                phases.append([Task("unit", home, "fanin", layer.output, image=image,
-                                    elements=fan_ins[layer.output]["info"]["elements"],
-                                    rtl="add")])
+                deps = [d for name in layer.inputs for d in self.act_at(name, home)]
+                elements = sum(_elements(self.shapes[n]) for n in layer.inputs)
+                task = _unit_task(self.units.get(layer.name), home, "fp", layer.name,
+                                  self.image, elements)
+                self.acts[layer.output] = {home: [self.add(task, deps)]}
+
+    def backward(self) -> None:
+        last = self.layers[-1]
+        board = self.homes[last.output]
+        loss = Task("unit", board, "loss", last.name, image=self.image,
+                    elements=_elements(self.shapes[last.output]), rtl="loss",
+                    resource=f"{board}:{self.board_units[(board, 'loss')]}")
+        self.errors[last.output] = {board: [self.add(loss, self.acts[last.output][board])]}
+        for layer in reversed(self.layers):
             if layer.is_compute:
-                phases.append([t for board, s in slices[layer.name]
-                               for t in link(home, board, _slice_elems(layer, s) * ELEM_BYTES)])
-                tasks = []
-                for board, s in slices[layer.name]:
-                    tasks.append(engine(board, s, "wg", image, drain=False))
-                    if "bp" in s["engines"]:
-                        tasks.append(engine(board, s, "bp", image))
-                phases.append(tasks)
-                if "bp" in slices[layer.name][0][1]["engines"]:
-                    dst = homes[layer.inputs[0]]
-                    n_in = _elements(shapes[layer.inputs[0]])
-                    split = len(slices[layer.name]) > 1
-                    phases.append([t for board, _ in slices[layer.name] for t in link(
-                        board, dst, n_in * (RAW_BYTES if split else ELEM_BYTES))])
-                    if split:  # partial input errors summed, then requantised once
-                        phases.append([Task("unit", dst, "sum", layer.name, image=image,
-                                            elements=n_in, rtl="psum",
-                                            tensors=len(slices[layer.name]) - 1)])
-            elif any(_needs_error(network, name) for name in layer.inputs):
-                phases.append([_unit_task(units.get(layer.name), home, "bp", layer.name,
-                                          image, _elements(layer.out_shape))])
-                phases.append([t for name in layer.inputs for t in link(
-                    home, homes[name], _elements(shapes[name]) * ELEM_BYTES)])
-    # Batch boundary: WG sums out of every engine, then the SGD update per board.
-    phases.append([Task("flush", board, "flush", s["layer"], s["engines"]["wg"]["ident"],
-                        drain=s["engines"]["wg"]["out_beats"])
-                   for entries in slices.values() for board, s in entries])
-    per_board: dict[int, list[int]] = {}
-    for entries in slices.values():
-        for board, s in entries:
-            count = per_board.setdefault(board, [0, 0])
-            count[0] += s["engines"]["wg"]["out_beats"]
-            count[1] += 2 if s["has_bias"] else 1
-    phases.append([Task("unit", board, "sgd", elements=n, rtl="sgd", tensors=t)
-                   for board, (n, t) in sorted(per_board.items())])
-    out: list[list[Task]] = []
-    for phase in phases:
-        if phase and all(t.kind == "link" for t in phase):
-            out += _separate_links(phase)
-        elif phase:
-            out.append(phase)
-    return out
+                self.backward_compute(layer)
+            elif any(_needs_error(self.network, name) for name in layer.inputs):
+                home = self.homes[layer.output]
+                task = _unit_task(self.units.get(layer.name), home, "bp", layer.name,
+                                  self.image, _elements(layer.out_shape))
+                bp = self.add(task, self.error_at_home(layer.output))
+                for name in layer.inputs:
+                    if _needs_error(self.network, name):
+                        self.contribute(name, home, [bp],
+                                        _elements(self.shapes[name]) * ELEM_BYTES)
+
+    def backward_compute(self, layer: Any) -> None:
+        """BP and WG of a compute layer's slices; a split layer's raw partial input errors go
+        to the input's home, are added there, and requantised once."""
+        home = self.homes[layer.output]
+        at_home = self.error_at_home(layer.output)
+        bps = []
+        for board, s in self.slices[layer.name]:
+            e_at = self.send(home, board, at_home, "err", layer.output,
+                             _slice_elems(layer, s) * ELEM_BYTES)
+            self.wg.setdefault(s["engines"]["wg"]["ident"], []).append(
+                self.engine(board, s, "wg", e_at, drain=False))
+            if "bp" in s["engines"]:
+                deps = [*e_at, self.loaded[s["engines"]["bp"]["ident"]]]
+                bps.append((board, self.engine(board, s, "bp", deps)))
+        if not bps:
+            return
+        src = layer.inputs[0]
+        n_in = _elements(self.shapes[src])
+        if len(bps) == 1:
+            self.contribute(src, bps[0][0], [bps[0][1]], n_in * ELEM_BYTES)
+            return
+        dst = self.homes[src]
+        parts = [d for board, bp in bps
+                 for d in self.send(board, dst, [bp], "err", layer.name, n_in * RAW_BYTES)]
+        total = Task("unit", dst, "sum", layer.name, image=self.image, elements=n_in,
+                     rtl="psum", tensors=len(bps) - 1, resource=f"{dst}:{self.psums[layer.name]}")
+        self.contributions.setdefault(src, []).append(self.add(total, parts))
 
 
 def _unit_task(unit: Mapping[str, Any] | None, board: int, what: str, layer: str, image: int,
                elements: int) -> Task:
     """A layer's unit task: its RTL unit's timing when it has one, else a streaming stand-in."""
     if unit is None:
-        return Task("unit", board, what, layer, image=image, elements=elements)
+        return Task("unit", board, what, layer, image=image, elements=elements,
+                    resource=f"{board}:controller {what} {layer}")
     if unit["kind"] in ("relu", "add"):
         rtl = "fanout" if unit["kind"] == "add" and what == "bp" else unit["kind"]
+        # one ReLU unit serves both directions; Add has a forward and a fan-out unit
+        resource = f"{board}:{unit['ident']}" + ("_bp" if rtl == "fanout" else "")
         return Task("unit", board, what, layer, image=image, elements=unit["info"]["elements"],
-                    rtl=rtl)
+                    rtl=rtl, resource=resource)
     info = unit["info"]
     n_in, n_out = (info["in"], info["out"]) if what == "fp" else (info["out"], info["in"])
     table = len(info["table_fwd" if what == "fp" else "table_bwd"])
     return Task("unit", board, what, layer, image=image, loads={"x": max(n_in, table)},
-                run=info["cycles"], drain=n_out, rtl="pool")
+                run=info["cycles"], drain=n_out, rtl="pool",
+                resource=f"{board}:{unit['ident']}_{what}")
 
 
 def _slice_elems(layer: Any, s: Mapping[str, Any]) -> int:
@@ -283,3 +397,40 @@ def _needs_error(network: Network, tensor: str) -> bool:
         return False
     layer = network.layer(producer)
     return layer.is_compute or any(_needs_error(network, t) for t in layer.inputs)
+
+
+@dataclass(frozen=True)
+class PipelineFigures:
+    """The planner's figures for a generated design: a step of B images takes
+    ``first_image_cycles + (B - 1) * ii_cycles`` (DESIGN §5's (B-1)*II + fill/drain + update)."""
+
+    ii_cycles: int  # the busiest engine, unit or link direction: its cycles per image
+    bottleneck: str  # that resource
+    first_image_cycles: int  # a step of one image: weight load, fill, drain, flush and SGD
+
+    def batch_cycles(self, batch: int) -> int:
+        require_positive_int("batch", batch)
+        return self.first_image_cycles + (batch - 1) * self.ii_cycles
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ii_cycles": self.ii_cycles, "bottleneck": self.bottleneck,
+                "first_image_cycles": self.first_image_cycles}
+
+
+def pipeline_figures(design: Mapping[str, Any], network: Network) -> PipelineFigures:
+    """II and one-image step of the generated design, from the task graph of one image."""
+    tasks = schedule(design, network, batch=1)
+    durations = [task_cycles(t, links=design["links"]) for t in tasks]
+    busy: dict[str, int] = {}
+    for task, cycles in zip(tasks, durations, strict=True):
+        if task.image >= 0:
+            busy[task.resource] = busy.get(task.resource, 0) + cycles
+    bottleneck = max(busy, key=lambda r: (busy[r], r))
+    first = max(end for _, end in timeline(tasks, durations))
+    return PipelineFigures(busy[bottleneck], bottleneck, first)
+
+
+def generated_figures(network: Network, plan: Any) -> PipelineFigures:
+    """The pipeline figures of the design ``fpdeep build`` generates for ``plan``; an
+    FpdeepError says why a plan cannot be generated."""
+    return pipeline_figures(design_json(design(network, plan)), network)

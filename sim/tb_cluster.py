@@ -1,12 +1,12 @@
 """cocotb testbench of a generated cluster: runs training steps on `cluster_top`.
 
-It plays the board controllers of the first-generation design: it walks the static schedule of
-``fpdeep.schedule`` phase by phase, streams operands into the boards' engines and units (ReLU,
-pooling, SGD), pulses start and flush and drains the results. What has no RTL unit yet (the
-loss error, Add/fan-in/fan-out, Flatten, the partial-error reduction of split layers) is
-computed here with the golden model's integer functions and timed as a streaming unit; links
-are timed from the plan's line rate. Every tensor the boards produce is recorded for
-`fpdeep sim` to compare with the golden model; nothing is compared here.
+It plays the board controllers of the first-generation design: it starts each task of the
+step's task graph (``fpdeep.schedule``) when the tasks it waits for are done and its engine,
+unit or link is free, streams operands into the boards' engines and units, pulses start and
+flush and drains the results. Flatten (a reshape) is done here and timed as a streaming unit;
+link framing and link models are RTL, crossed by a word pattern of each tensor's length. Every
+tensor the boards produce is recorded for `fpdeep sim` to compare with the golden model;
+nothing is compared here.
 
 A stream that makes no progress for ``stall_cycles`` cycles, or a step beyond ``max_cycles``,
 ends the run with a message naming the board, the engine and the stream.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import cocotb
 import numpy as np
-from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+from cocotb.triggers import ClockCycles, Event, ReadOnly, RisingEdge
 from cocotb.utils import get_sim_time
 from fpdeep_tb import PERIOD_NS, reset, signed, tb_args
 
@@ -45,6 +45,7 @@ class Cluster:
         self.max_cycles = int(args["max_cycles"])
         self.t_step = 0.0
         self.where = ""
+        self.seen: dict[str, int] = {}  # what each waiting stream or engine last checked at
 
     def now(self) -> int:
         return round(get_sim_time("ns") / PERIOD_NS)
@@ -53,12 +54,18 @@ class Cluster:
         return getattr(self.dut, f"b{board}_{engine}_{port}")
 
     def _check(self, idle: int, what: str) -> None:
+        """Called every cycle by whatever waits on a stream or engine (tasks run side by side,
+        so a cycle-limit message lists every wait still in flight)."""
+        now = self.now()
+        self.seen[what] = now
         if idle > self.stall:
             raise Stalled(f"{what} stalled: no progress for {idle} cycles (at cycle "
-                          f"{self.now()}, {self.where})")
-        if self.now() - self.t_step > self.max_cycles:
+                          f"{now}, {self.where})")
+        if now - self.t_step > self.max_cycles:
+            others = sorted(w for w, t in self.seen.items() if t >= now - 1 and w != what)
+            also = f"; also in flight: {', '.join(others)}" if others else ""
             raise Stalled(f"cycle limit of {self.max_cycles} cycles per step exceeded while "
-                          f"waiting on {what} ({self.where})")
+                          f"waiting on {what} ({self.where}){also}")
 
     async def load(self, board: int, engine: str, data: dict[str, list[int]]) -> None:
         """Stream every operand of ``data`` into the engine at once, one beat per cycle."""
@@ -459,13 +466,70 @@ async def run_task(cl: Cluster, tr: Trainer, task) -> None:
         await ClockCycles(cl.dut.clk, task_cycles(task, links=cl.design["links"]))
 
 
-async def guarded(coro, errors: list) -> None:
-    """Run a task of a phase; a stall is handed to the phase (a failing cocotb task would end
-    the test before the message is written)."""
-    try:
-        await coro
-    except Stalled as exc:
-        errors.append(exc)
+class Controller:
+    """Plays the step's task graph the way the board controllers do: a task starts as soon as
+    the tasks it waits for have ended and its engine, unit or link is free; a freed resource
+    goes to the waiting task that comes first in the graph (the older image)."""
+
+    def __init__(self, cl: Cluster, tr: Trainer, tasks: list, progress: Path, step: int,
+                 steps: int) -> None:
+        self.cl, self.tr, self.tasks = cl, tr, tasks
+        self.ended = [Event() for _ in tasks]
+        self.busy: set[str] = set()
+        self.waiting: dict[str, list[tuple[int, Event]]] = {}
+        self.spans: list[list[int]] = [[-1, -1] for _ in tasks]
+        self.errors: list[Stalled] = []
+        self.stop = Event()
+        self.count = 0
+        self.progress, self.step, self.steps = progress, step, steps
+
+    async def acquire(self, resource: str, k: int) -> None:
+        if resource not in self.busy:
+            self.busy.add(resource)
+            return
+        turn = Event()
+        self.waiting.setdefault(resource, []).append((k, turn))
+        await turn.wait()
+
+    def release(self, resource: str) -> None:
+        queue = self.waiting.get(resource)
+        if queue:  # handed over at once: the resource stays busy
+            queue.sort(key=lambda entry: entry[0])
+            queue.pop(0)[1].set()
+        else:
+            self.busy.discard(resource)
+
+    async def run(self, k: int) -> None:
+        task = self.tasks[k]
+        try:
+            for d in task.deps:
+                await self.ended[d].wait()
+            resource = task.resource or f"task {k}"
+            await self.acquire(resource, k)
+            self.spans[k][0] = self.cl.now()
+            await run_task(self.cl, self.tr, task)
+            self.spans[k][1] = self.cl.now()
+            self.release(resource)
+        except Stalled as exc:  # handed to the step: a failing task would end the test silently
+            self.errors.append(exc)
+            self.stop.set()
+            return
+        self.ended[k].set()
+        self.count += 1
+        if self.count % 16 == 0 or self.count == len(self.tasks):
+            self.progress.write_text(json.dumps({"step": self.step, "steps": self.steps,
+                                                 "task": self.count, "tasks": len(self.tasks)}))
+        if self.count == len(self.tasks):
+            self.stop.set()
+
+    async def play(self) -> None:
+        runners = [cocotb.start_soon(self.run(k)) for k in range(len(self.tasks))]
+        await self.stop.wait()
+        if self.errors:
+            for r in runners:
+                if not r.done():
+                    r.cancel()
+            raise self.errors[0]
 
 
 def _record(tr: Trainer, rec: dict, step: int) -> None:
@@ -522,7 +586,8 @@ async def cluster_trains(dut):
     loss_board, loss = next((b["index"], u["ident"]) for b in design["boards"]
                             for u in b["units"] if u["kind"] == "loss")
     await cl.send(loss_board, {f"{loss}_s_t": ([int(v) for v in golden_loss.EXP2_TABLE], {})})
-    phases = schedule(design, tr.net, batch=tr.batch)
+    tasks = schedule(design, tr.net, batch=tr.batch)
+    modelled = [task_cycles(t, links=design["links"]) for t in tasks]
     progress = Path(args["progress"])
     result: dict = {"steps": [], "error": None}
     rec: dict[str, np.ndarray] = {}
@@ -531,24 +596,12 @@ async def cluster_trains(dut):
             tr.begin_step()
             await RisingEdge(dut.clk)
             cl.t_step = cl.now()
-            phase_log = []
-            for k, phase in enumerate(phases):
-                cl.where = f"step {step + 1}, phase {k + 1} of {len(phases)}"
-                t0 = cl.now()
-                errors: list[Stalled] = []
-                tasks = [cocotb.start_soon(guarded(run_task(cl, tr, t), errors))
-                         for t in phase]
-                for t in tasks:
-                    await t
-                if errors:
-                    raise errors[0]
-                model = max(task_cycles(t, links=design["links"]) for t in phase)
-                whats = "+".join(sorted({t.what for t in phase}))
-                phase_log.append([cl.now() - t0, model, phase[0].kind, whats])
-                if k % 8 == 0 or k == len(phases) - 1:
-                    progress.write_text(json.dumps({"step": step, "steps": args["steps"],
-                                                    "phase": k + 1, "phases": len(phases)}))
-            result["steps"].append({"cycles": cl.now() - cl.t_step, "phases": phase_log})
+            cl.where = f"step {step + 1}"
+            ctl = Controller(cl, tr, tasks, progress, step, args["steps"])
+            await ctl.play()
+            log = [[start - cl.t_step, end - start, model, t.kind, t.what, t.resource]
+                   for (start, end), model, t in zip(ctl.spans, modelled, tasks, strict=True)]
+            result["steps"].append({"cycles": cl.now() - cl.t_step, "tasks": log})
             _record(tr, rec, step)
             frames = [cl.sig(b["index"], e["ident"], "err_frame").value
                       for b in design["boards"] for s in b["slices"] for e in s["engines"].values()]

@@ -7,6 +7,7 @@ batch 4; the golden model runs the same steps independently in `fpdeep.cosim.com
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -119,5 +120,7 @@ def test_cycle_limit_names_the_stalled_stream_and_board(one_board):
         simulate(one_board, options=SimOptions(batch=1, steps=1, max_cycles=300))
     message = str(info.value)
     assert "cycle limit of 300 cycles" in message
-    # the longest stream of the first phase: the FC weights into its FP engine
-    assert "board 0 stream fc_c0_10_fp_s_w" in message and "step 1, phase 1" in message
+    # at cycle 300 the FC weights (1,280 beats) are still streaming into its FP engine; every
+    # wait in flight is named with its board
+    assert "(step 1)" in message and "board 0 stream fc_c0_10_fp_s_w" in message, message
+    assert re.search(r"waiting on board 0 (stream|engine) \w+", message), message

@@ -71,7 +71,8 @@ def test_report_before_and_after_a_simulation(tmp_path, capsys):
                                              "differ; first at index (0, 0): got 1, expected 2"],
               "steps": 1, "batch": 4, "cycles": [30000], "modelled_cycles": 29000,
               "cycle_error": 1000 / 29000, "images_per_s_at_clock": 4 * 250e6 / 30000,
-              "loss": [2.3], "engine_phases": {"measured": 20000, "modelled": 19990},
+              "loss": [2.3], "engine_tasks": {"measured": 20000, "modelled": 19990},
+              "planner_ii_cycles": 907, "planner_bottleneck": "0:conv1_c0_4_fp",
               "breakdown": {"engine fp": {"measured": 7500, "modelled": 7400},
                             "link": {"measured": 22500, "modelled": 21600}}}
     (out / "sim").mkdir(exist_ok=True)
@@ -80,9 +81,12 @@ def test_report_before_and_after_a_simulation(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "30,000" in text and "29,000" in text and "+3.45%" in text
     assert "1 MISMATCHES" in text and "layer fc, new_weight" in text
-    assert "engine fp" in text and "25%" in text and "75%" in text
+    assert "engine fp" in text and "7,500" in text and "0:conv1_c0_4_fp" in text
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["comparison"]["measured_cycles"] == [30000]
     plan = json.loads((out / "plan.json").read_text())
     t = plan["totals"]
-    assert data["comparison"]["planner_batch_cycles"] == 3 * t["ii_cycles"] + t["latency_cycles"]
+    assert data["comparison"]["planner_batch_cycles"] == 29000
+    assert data["comparison"]["ideal_pipeline_cycles"] == 3 * t["ii_cycles"] + t["latency_cycles"]
+    g = plan["generated"]  # the planner's figures of the generated design, in the build
+    assert g["batch_cycles"] == g["first_image_cycles"] + 3 * g["ii_cycles"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 import fpdeep
@@ -9,7 +11,15 @@ from fpdeep import perf
 from fpdeep.codegen.board import design, design_json
 from fpdeep.errors import FpdeepError
 from fpdeep.resources import PACKAGE_DIR
-from fpdeep.schedule import LINK_OVERHEAD, Task, schedule, step_cycles, task_cycles
+from fpdeep.schedule import (
+    LINK_OVERHEAD,
+    Task,
+    pipeline_figures,
+    schedule,
+    step_cycles,
+    task_cycles,
+    timeline,
+)
 
 
 def _fc_net(tmp_path):
@@ -31,18 +41,47 @@ def test_single_fc_step_matches_a_hand_count(tmp_path):
     run = -(-3 // tm) * -(-4 // tn) + perf.ENGINE_LATENCY + 1  # + the start pulse
     wg_run = -(-3 // fc["engines"]["wg"]["tm"]) * -(-4 // fc["engines"]["wg"]["tn"]) \
         + perf.ENGINE_LATENCY + 1
-    per_image = (
-        (1 * 4 + 4)            # flatten unit: 4 elements + pipeline
-        + (4 + 1) + run + (3 + 1)  # FP engine: x in, run, y out
-        + 3 * (48 + 4) + 1     # loss unit on 3 logits: 48-bit restoring division per class
-        + (4 + 1) + wg_run     # WG: x and dy in (4 beats), run, results held
-    )
-    # weights in; WG flush (12 + 3 sums); SGD unit streams weight and bias, 2 cycles each extra
-    expected = (12 + 1) + 2 * per_image + (15 + 1) + (15 + 2 * 2)
-    phases = schedule(d, network, batch=2)
-    assert step_cycles(phases, links=[]) == expected
+    flatten = 1 * 4 + 4                  # flatten unit: 4 elements + pipeline
+    fp = (4 + 1) + run + (3 + 1)         # FP engine: x in, run, y out
+    loss = 3 * (48 + 4) + 1              # loss unit on 3 logits: 48-bit division per class
+    wg = (4 + 1) + wg_run                # WG: x and dy in (4 beats), run, results held
+    load, flush, sgd = 12 + 1, 15 + 1, 15 + 2 * 2  # weights in; WG sums out; SGD streams
+    assert flatten < load and fp < loss and wg < loss
+    # Image 1's flatten runs during the weight load and its FP during image 0's loss; the loss
+    # unit is the bottleneck: image 1's loss starts when image 0's ends.
+    expected = load + fp + 2 * loss + wg + flush + sgd
+    tasks = schedule(d, network, batch=2)
+    assert step_cycles(tasks, links=[]) == expected
+    figures = pipeline_figures(d, network)
+    assert figures.ii_cycles == loss and "loss" in figures.bottleneck
+    assert figures.batch_cycles(2) == expected
     # the first compute layer has no BP engine and nothing is sent to the input
-    assert not any(t.what == "bp" and t.kind == "engine" for p in phases for t in p)
+    assert not any(t.what == "bp" and t.kind == "engine" for t in tasks)
+
+
+def test_timeline_keeps_dependencies_and_one_task_per_resource():
+    network = fpdeep.load_onnx(PACKAGE_DIR / "examples" / "digits_cnn.onnx")
+    plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=3), batch=4)
+    d = design_json(design(network, plan))
+    tasks = schedule(d, network, batch=4)
+    durations = [task_cycles(t, links=d["links"]) for t in tasks]
+    span = timeline(tasks, durations)
+    for k, task in enumerate(tasks):
+        assert span[k][1] - span[k][0] == durations[k]
+        assert all(span[dep][1] <= span[k][0] for dep in task.deps)
+        assert all(dep < k for dep in task.deps)  # listed after what it waits for
+    by_resource: dict[str, list[tuple[int, int]]] = {}
+    for task, s in zip(tasks, span, strict=True):
+        by_resource.setdefault(task.resource, []).append(s)
+    for spans in by_resource.values():
+        spans.sort()
+        assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
+    # images overlap: the step is far shorter than its tasks end to end, and the planner's
+    # (B-1)*II + one-image figure is close to the timeline
+    total = max(end for _, end in span)
+    assert total < sum(durations) / 2
+    figures = pipeline_figures(d, network)
+    assert abs(figures.batch_cycles(4) - total) <= 0.02 * total
 
 
 def test_links_go_hop_by_hop_at_their_word_rate():
@@ -69,11 +108,15 @@ def test_link_rate_is_capped_at_a_word_per_cycle():
 def test_split_layer_gets_a_reduction_and_slices_run_together():
     network = fpdeep.load_onnx(PACKAGE_DIR / "examples" / "digits_cnn.onnx")
     plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=3), batch=2)
-    phases = schedule(design_json(design(network, plan)), network, batch=2)
-    fp_conv2 = [p for p in phases if any(t.what == "fp" and t.layer == "conv2" for t in p)]
-    assert len(fp_conv2) == 2 and all(len(p) == 3 for p in fp_conv2)  # 3 slices, per image
-    sums = [t for p in phases for t in p if t.what == "sum"]
+    tasks = schedule(design_json(design(network, plan)), network, batch=2)
+    for image in (0, 1):
+        fp = [k for k, t in enumerate(tasks)
+              if t.what == "fp" and t.layer == "conv2" and t.image == image]
+        assert len({tasks[k].board for k in fp}) == 3  # 3 slices on 3 boards, independent
+        assert not any(set(fp) & set(tasks[k].deps) for k in fp)
+    sums = [t for t in tasks if t.what == "sum"]
     assert [t.layer for t in sums] == ["conv2", "conv2"]
+    assert all(len(t.deps) == 3 for t in sums)  # the three slices' partial errors
 
 
 def test_schedule_rejects_bad_batch(tmp_path):

@@ -19,6 +19,7 @@ from fpdeep.ir import Network
 from fpdeep.planner import Plan
 from fpdeep.report import plan_json
 from fpdeep.resources import data_dir
+from fpdeep.schedule import pipeline_figures
 
 #: The engine library modules every board needs, in compile order.
 HW_MODULES = ("fpdeep_sdp_ram", "fpdeep_tensor_walker", "fpdeep_loop_nest", "fpdeep_mac_array",
@@ -52,7 +53,7 @@ def build(network: Network, plan: Plan, out: str | Path, *, model_bytes: bytes,
     sources = {name: (hw / f"{name}.sv").read_bytes() for name in HW_MODULES}
     with staged_output(out, force=force) as stage:
         stage.write_bytes("model.onnx", model_bytes)
-        stage.write("plan.json", _json(plan_json(plan)))
+        stage.write("plan.json", _json(plan_json(plan, pipeline_figures(design_json(d), network))))
         info = {"model_file": "model.onnx",
                 "input_shape": list(input_shape) if input_shape else None,
                 "loss": "softmax_ce"}
