@@ -5,6 +5,8 @@ BIN := $(VENV)/bin
 # PyTorch is optional: it enables the export and float-parity tests. `make setup TORCH=` skips it.
 TORCH ?= torch==2.13.0 onnxscript
 PYTEST_ARGS ?=
+# One pytest worker per core; tests that share a simulator build stay on one worker.
+PARALLEL ?= -n auto --dist loadgroup
 
 .PHONY: setup test test-fast lint bench demo clean
 
@@ -19,10 +21,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 test:
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(PARALLEL) $(PYTEST_ARGS)
 
 test-fast:
-	$(BIN)/python -m pytest -m "not sim and not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(PARALLEL) -m "not sim and not slow" $(PYTEST_ARGS)
 
 lint:
 	$(BIN)/ruff check .

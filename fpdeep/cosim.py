@@ -21,7 +21,7 @@ import numpy as np
 
 from fpdeep.errors import FpdeepError, require_positive_int
 from fpdeep.golden import train_step, weight_formats
-from fpdeep.golden.step import _trainable
+from fpdeep.golden.step import trainable_refs
 from fpdeep.ir import Network, Op
 from fpdeep.schedule import pipeline_figures, schedule, step_cycles
 
@@ -100,7 +100,7 @@ def initial_weights(network: Network, *, seed: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed + 1)
     out = {}
     for layer in network.compute_layers:
-        for ref in _trainable(layer):
+        for ref in trainable_refs(layer):
             if ref.name in network.params:
                 out[ref.name] = np.asarray(network.params[ref.name], dtype=np.float64)
             else:
@@ -135,7 +135,7 @@ def compare(network: Network, record: Mapping[str, np.ndarray], weights: dict[st
             if layer.is_compute:
                 if t.input_errors and t.input_errors[0] is not None:
                     expected["input_error"] = t.input_errors[0]
-                for ref in _trainable(layer):
+                for ref in trainable_refs(layer):
                     acc = np.asarray(t.accumulators[ref.name])
                     new = np.asarray(t.new_weights[ref.name])
                     if ref.role == "weight" and acc.ndim == 2 and not layer.attrs.weight_out_in:
@@ -266,7 +266,7 @@ def simulate(folder: str | Path, *, options: SimOptions, data: str | Path | None
         out = {}
         fmts = weight_formats(network)
         for layer in network.compute_layers:
-            for ref in _trainable(layer):
+            for ref in trainable_refs(layer):
                 q = record[f"{last}/{layer.name}/new_{ref.role}"]
                 if ref.role == "weight" and layer.op is Op.FC and not layer.attrs.weight_out_in:
                     q = q.T

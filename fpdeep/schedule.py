@@ -32,6 +32,7 @@ from fpdeep import perf
 from fpdeep.codegen.board import design, design_json
 from fpdeep.codegen.units import LOSS_DIVIDER_BITS
 from fpdeep.errors import FpdeepError, require_positive_int
+from fpdeep.golden.step import needs_error
 from fpdeep.ir import Network, Op
 
 # Protocol overheads of one engine task, in cycles (see sim/tb_cluster.py): a load needs one
@@ -182,6 +183,7 @@ class _StepGraph:
 
     def __init__(self, design: Mapping[str, Any], network: Network) -> None:
         self.network = network
+        self.needs_error = needs_error(network)
         self.slices: dict[str, list[tuple[int, dict]]] = {}
         for b in design["boards"]:
             for s in b["slices"]:
@@ -325,13 +327,13 @@ class _StepGraph:
         for layer in reversed(self.layers):
             if layer.is_compute:
                 self.backward_compute(layer)
-            elif any(_needs_error(self.network, name) for name in layer.inputs):
+            elif any(self.needs_error[name] for name in layer.inputs):
                 home = self.homes[layer.output]
                 task = _unit_task(self.units.get(layer.name), home, "bp", layer.name,
                                   self.image, _elements(layer.out_shape))
                 bp = self.add(task, self.error_at_home(layer.output))
                 for name in layer.inputs:
-                    if _needs_error(self.network, name):
+                    if self.needs_error[name]:
                         self.contribute(name, home, [bp],
                                         _elements(self.shapes[name]) * ELEM_BYTES)
 
@@ -389,14 +391,6 @@ def _slice_elems(layer: Any, s: Mapping[str, Any]) -> int:
     per_channel = _elements(layer.out_shape) // layer.out_shape[0]
     return (s["hi"] - s["lo"]) * per_channel
 
-
-def _needs_error(network: Network, tensor: str) -> bool:
-    """A tensor carries an error when a trainable layer lies upstream of it."""
-    producer = network.tensors[tensor].producer
-    if producer is None:
-        return False
-    layer = network.layer(producer)
-    return layer.is_compute or any(_needs_error(network, t) for t in layer.inputs)
 
 
 @dataclass(frozen=True)

@@ -182,22 +182,23 @@ def run_cocotb(
     extra = {TB_ARGS_ENV: json.dumps(dict(tb_args or {}))}
     with _sim_environment(sim, [data_dir("sim"), PACKAGE_DIR.parent]):
         runner = get_runner(sim.runner)
-        try:
-            runner.build(
-                sources=[str(s) for s in sources],
-                hdl_toplevel=toplevel,
-                parameters=params,
-                build_dir=build_dir,
-                timescale=("1ns", "1ps"),
-                waves=waves,
-                log_file=build_dir.with_suffix(".build.log"),
-            )
-        except (RuntimeError, SystemExit) as exc:
-            log = build_dir.with_suffix(".build.log")
-            tail = log.read_text(errors="replace")[-2000:] if log.is_file() else ""
-            raise FpdeepError(
-                f"building {toplevel} with {sim.name} failed ({exc}); build log {log}:\n{tail}"
-            ) from exc
+        with _build_lock(build_dir):
+            try:
+                runner.build(
+                    sources=[str(s) for s in sources],
+                    hdl_toplevel=toplevel,
+                    parameters=params,
+                    build_dir=build_dir,
+                    timescale=("1ns", "1ps"),
+                    waves=waves,
+                    log_file=build_dir.with_suffix(".build.log"),
+                )
+            except (RuntimeError, SystemExit) as exc:
+                log = build_dir.with_suffix(".build.log")
+                tail = log.read_text(errors="replace")[-2000:] if log.is_file() else ""
+                raise FpdeepError(
+                    f"building {toplevel} with {sim.name} failed ({exc}); build log {log}:\n{tail}"
+                ) from exc
         # Under pytest the runner calls sys.exit on failures; catch it and read the results.
         with contextlib.suppress(SystemExit):
             runner.test(
@@ -226,6 +227,23 @@ def run_cocotb(
             + _failure_excerpt(log)
         )
     return result
+
+
+@contextlib.contextmanager
+def _build_lock(build_dir: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``build_dir`` while building, so parallel test workers (or two
+    `fpdeep sim` runs) that need the same build take turns and the second one reuses it."""
+    try:
+        import fcntl
+    except ImportError:  # no POSIX locks (Windows): builds are not shared across processes
+        yield
+        return
+    with open(build_dir.with_suffix(".lock"), "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _failure_excerpt(log: str, limit: int = 4000) -> str:

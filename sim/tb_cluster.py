@@ -165,15 +165,15 @@ class Trainer:
         info = design["build"]
         shape = tuple(info["input_shape"]) if info["input_shape"] else None
         self.net = fpdeep.load_onnx(folder / info["model_file"], input_shape=shape)
-        self.ctx = golden_step._Context.make(self.net, Numerics(), info["loss"])
-        self.needs = golden_step._needs_error(self.net)
+        self.ctx = golden_step.StepContext.make(self.net, Numerics(), info["loss"])
+        self.needs = golden_step.needs_error(self.net)
         inputs = np.load(args["inputs"])
         self.x = self.ctx.input(inputs["x"].astype(np.float64))
         self.y = inputs["y"].astype(np.int64)
         self.batch = len(self.y)
         self.layers = {layer.name: layer for layer in self.net.layers}
-        self.logits = golden_step._logits_tensor(self.net, info["loss"])
-        self.params = golden_step._load_params(
+        self.logits = golden_step.logits_tensor(self.net, info["loss"])
+        self.params = golden_step.load_params(
             self.net, {k: inputs[f"w:{k}"] for k in _trainable_names(self.net)}, self.ctx)
         self.slices = {(s["layer"], s["lo"]): (b["index"], s)
                        for b in design["boards"] for s in b["slices"]}
@@ -213,12 +213,12 @@ class Trainer:
         if task.what == "fp":
             layer = self.layers[task.layer]
             ins = [self.acts[i][n][None] for n in layer.inputs]
-            self.acts[i][layer.output] = golden_step._FORWARD[layer.op](self.ctx, layer, ins, {})[0]
+            self.acts[i][layer.output] = golden_step.FORWARD[layer.op](self.ctx, layer, ins, {})[0]
         elif task.what == "bp":
             layer = self.layers[task.layer]
             ins = [self.acts[i][n][None] for n in layer.inputs]
             e = self.error(i, layer.output)[None]
-            errs = golden_step._BACKWARD[layer.op](self.ctx, layer, e, ins, {})
+            errs = golden_step.BACKWARD[layer.op](self.ctx, layer, e, ins, {})
             for name, err in zip(layer.inputs, errs, strict=True):
                 if self.needs.get(name, False):
                     self.parts[i].setdefault(name, []).append(err[0])
@@ -236,7 +236,7 @@ class Trainer:
 
 
 def _trainable_names(net) -> list[str]:
-    return [ref.name for layer in net.compute_layers for ref in golden_step._trainable(layer)]
+    return [ref.name for layer in net.compute_layers for ref in golden_step.trainable_refs(layer)]
 
 
 async def run_engine(cl: Cluster, tr: Trainer, task) -> None:

@@ -60,6 +60,7 @@ def _check(result: dict, out: Path) -> None:
     assert json.loads((out / "sim" / "result.json").read_text())["match"] is True
 
 
+@pytest.mark.xdist_group("digits1")
 def test_one_board_two_steps_bit_exact(one_board, tmp_path):
     dump = tmp_path / "w.npz"
     result = simulate(one_board, options=SimOptions(batch=4, steps=2), dump_weights=dump)
@@ -115,6 +116,7 @@ def test_residual_skip_across_boards_bit_exact(tmp_path):
     _check(simulate(out, options=SimOptions(batch=2, steps=2)), out)
 
 
+@pytest.mark.xdist_group("digits1")
 def test_cycle_limit_names_the_stalled_stream_and_board(one_board):
     with pytest.raises(FpdeepError) as info:
         simulate(one_board, options=SimOptions(batch=1, steps=1, max_cycles=300))

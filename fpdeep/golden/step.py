@@ -87,12 +87,12 @@ def train_step(network: Network, weights: Mapping[str, np.ndarray], x: np.ndarra
     ``numerics`` is a ``Numerics`` for the fixed-point golden model or ``"float"`` for the
     float64 reference. ``loss`` is ``"softmax_ce"`` or ``"mse"`` (against one-hot labels).
     """
-    ctx = _Context.make(network, numerics, loss)
+    ctx = StepContext.make(network, numerics, loss)
     sgd.lr_constant(lr)
     xb, yb = _check_batch(network, x, y)
-    logits_name = _logits_tensor(network, loss)
-    params = _load_params(network, weights, ctx)
-    needs_error = _needs_error(network)
+    logits_name = logits_tensor(network, loss)
+    params = load_params(network, weights, ctx)
+    needs = needs_error(network)
 
     acts = _forward(ctx, params, xb)
     z = acts[logits_name]
@@ -112,14 +112,14 @@ def train_step(network: Network, weights: Mapping[str, np.ndarray], x: np.ndarra
         ins = [acts[name] for name in layer.inputs]
         p = params.get(layer.name, {})
         e_out = None
-        if needs_error.get(layer.output, False):
+        if needs.get(layer.output, False):
             parts = contributions.get(layer.output) or [np.zeros_like(acts[layer.output])]
             e_out = ctx.fan_in(parts, layer.output)
         in_errors: tuple[np.ndarray | None, ...] = (None,) * len(ins)
-        if e_out is not None and any(needs_error.get(name, False) for name in layer.inputs):
-            in_errors = _BACKWARD[layer.op](ctx, layer, e_out, ins, p)
+        if e_out is not None and any(needs.get(name, False) for name in layer.inputs):
+            in_errors = BACKWARD[layer.op](ctx, layer, e_out, ins, p)
             for name, err in zip(layer.inputs, in_errors, strict=True):
-                if needs_error.get(name, False):
+                if needs.get(name, False):
                     contributions.setdefault(name, []).append(err)
         accs, grads, updated = {}, {}, {}
         if layer.is_compute:
@@ -129,7 +129,7 @@ def train_step(network: Network, weights: Mapping[str, np.ndarray], x: np.ndarra
             layer=layer.name, output=acts[layer.output], output_error=e_out,
             input_errors=in_errors, accumulators=accs, gradients=grads,
             weights={ref.name: _store_layout(layer, ref, p[ref.role])
-                     for ref in _trainable(layer)},
+                     for ref in trainable_refs(layer)},
             new_weights=updated, formats=ctx.formats_of(layer),
         )
 
@@ -138,7 +138,7 @@ def train_step(network: Network, weights: Mapping[str, np.ndarray], x: np.ndarra
                   probabilities=probs, loss_error=e_logits, fixed=ctx.fixed)
     out = {name: np.asarray(value, np.float64) for name, value in weights.items()}
     for layer in network.compute_layers:
-        for ref in _trainable(layer):
+        for ref in trainable_refs(layer):
             out[ref.name] = ctx.to_float(new_weights[ref.name], ctx.fmt("weight", layer.name))
     return StepResult(weights=out, loss=loss_value, trace=trace)
 
@@ -146,10 +146,10 @@ def train_step(network: Network, weights: Mapping[str, np.ndarray], x: np.ndarra
 def infer(network: Network, weights: Mapping[str, np.ndarray], x: np.ndarray, *,
           numerics: Numerics | str = DEFAULT_NUMERICS) -> np.ndarray:
     """Forward pass only: the (dequantised) outputs before any final Softmax, (B, N)."""
-    ctx = _Context.make(network, numerics, "softmax_ce")
+    ctx = StepContext.make(network, numerics, "softmax_ce")
     xb, _ = _check_batch(network, x, np.zeros(len(np.asarray(x)), dtype=np.int64))
-    acts = _forward(ctx, _load_params(network, weights, ctx), xb)
-    name = _logits_tensor(network, "softmax_ce")
+    acts = _forward(ctx, load_params(network, weights, ctx), xb)
+    name = logits_tensor(network, "softmax_ce")
     z = ctx.to_float(acts[name], ctx.act(name))
     return z.reshape(z.shape[0], -1)
 
@@ -158,7 +158,7 @@ def weight_formats(network: Network,
                    numerics: Numerics = DEFAULT_NUMERICS) -> dict[str, Format]:
     """The format of every trainable parameter, keyed by initializer name."""
     return {ref.name: numerics.fmt("weight", layer.name)
-            for layer in network.compute_layers for ref in _trainable(layer)}
+            for layer in network.compute_layers for ref in trainable_refs(layer)}
 
 
 def quantise_weights(network: Network, weights: Mapping[str, np.ndarray],
@@ -168,14 +168,14 @@ def quantise_weights(network: Network, weights: Mapping[str, np.ndarray],
             for name, fmt in weight_formats(network, numerics).items()}
 
 
-def _forward(ctx: _Context, params: dict, xb: np.ndarray) -> dict[str, np.ndarray]:
+def _forward(ctx: StepContext, params: dict, xb: np.ndarray) -> dict[str, np.ndarray]:
     """Activations of every tensor, keyed by tensor name (the final Softmax is skipped: it is
     part of the loss)."""
     acts: dict[str, np.ndarray] = {ctx.network.input_name: ctx.input(xb)}
     for layer in ctx.network.layers:
         if layer.op is not Op.SOFTMAX:
             ins = [acts[name] for name in layer.inputs]
-            out = _FORWARD[layer.op](ctx, layer, ins, params.get(layer.name, {}))
+            out = FORWARD[layer.op](ctx, layer, ins, params.get(layer.name, {}))
             if tuple(out.shape[1:]) != tuple(layer.out_shape):
                 raise FpdeepError(
                     f"layer {layer.name} ({layer.op}) computes per-sample shape "
@@ -190,7 +190,7 @@ def _forward(ctx: _Context, params: dict, xb: np.ndarray) -> dict[str, np.ndarra
 
 
 @dataclass(frozen=True)
-class _Context:
+class StepContext:
     """Which arithmetic (fixed or float) and which format each tensor has."""
 
     network: Network
@@ -198,7 +198,7 @@ class _Context:
     loss: str
 
     @staticmethod
-    def make(network: Network, numerics: Numerics | str, loss_kind: str) -> _Context:
+    def make(network: Network, numerics: Numerics | str, loss_kind: str) -> StepContext:
         if not isinstance(network, Network):
             raise FpdeepError(
                 f"train_step needs a Network (from fpdeep.load_onnx), got {type(network).__name__}"
@@ -220,7 +220,7 @@ class _Context:
                 f"numerics must be a Numerics or 'float', got {type(numerics).__name__}"
             )
         _check_supported(network)
-        return _Context(network, numerics_obj, loss_kind)
+        return StepContext(network, numerics_obj, loss_kind)
 
     @property
     def fixed(self) -> bool:
@@ -311,7 +311,7 @@ def _check_batch(network: Network, x: np.ndarray, y: np.ndarray) -> tuple[np.nda
     return xb, yb.astype(np.int64)
 
 
-def _logits_tensor(network: Network, loss_kind: str) -> str:
+def logits_tensor(network: Network, loss_kind: str) -> str:
     last = network.layers[-1]
     if last.op is Op.SOFTMAX:
         if loss_kind != "softmax_ce":
@@ -323,35 +323,35 @@ def _logits_tensor(network: Network, loss_kind: str) -> str:
     return network.output_name
 
 
-def _needs_error(network: Network) -> dict[str, bool]:
+def needs_error(network: Network) -> dict[str, bool]:
     """A tensor needs an error if a trainable layer lies upstream of it (FPDeep: the first
     compute layer does no BP)."""
     needs = {network.input_name: False}
     for layer in network.layers:
-        needs[layer.output] = bool(_trainable(layer)) or any(
+        needs[layer.output] = bool(trainable_refs(layer)) or any(
             needs.get(name, False) for name in layer.inputs
         )
     return needs
 
 
-def _trainable(layer: Layer) -> tuple[WeightRef, ...]:
+def trainable_refs(layer: Layer) -> tuple[WeightRef, ...]:
     return tuple(ref for ref in layer.weights if ref.role in TRAINABLE_ROLES)
 
 
-def _load_params(network: Network, weights: Mapping[str, np.ndarray],
-                 ctx: _Context) -> dict[str, dict[str, np.ndarray]]:
+def load_params(network: Network, weights: Mapping[str, np.ndarray],
+                 ctx: StepContext) -> dict[str, dict[str, np.ndarray]]:
     if not isinstance(weights, Mapping):
         raise FpdeepError(
             f"weights must be a dict of arrays keyed by initializer name, got "
             f"{type(weights).__name__}"
         )
-    missing = [ref.name for layer in network.compute_layers for ref in _trainable(layer)
+    missing = [ref.name for layer in network.compute_layers for ref in trainable_refs(layer)
                if ref.name not in weights]
     if missing:
         raise FpdeepError("weights lacks these parameters: " + ", ".join(missing))
     owners: dict[str, str] = {}
     for layer in network.compute_layers:
-        for ref in _trainable(layer):
+        for ref in trainable_refs(layer):
             if ref.name in owners:
                 raise FpdeepError(
                     f"parameter {ref.name!r} is shared by layers {owners[ref.name]} and "
@@ -361,7 +361,7 @@ def _load_params(network: Network, weights: Mapping[str, np.ndarray],
     params: dict[str, dict[str, np.ndarray]] = {}
     for layer in network.compute_layers:
         entry = {}
-        for ref in _trainable(layer):
+        for ref in trainable_refs(layer):
             value = np.asarray(weights[ref.name], dtype=np.float64)
             if tuple(value.shape) != tuple(ref.shape):
                 raise FpdeepError(
@@ -394,7 +394,7 @@ def _store_layout(layer: Layer, ref: WeightRef, w: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------------- forward
 
 
-def _fwd_conv(ctx: _Context, layer: Layer, ins: list, p: dict) -> np.ndarray:
+def _fwd_conv(ctx: StepContext, layer: Layer, ins: list, p: dict) -> np.ndarray:
     if not ctx.fixed:
         return conv.forward_float(ins[0], p["weight"], p.get("bias"), attrs=layer.attrs)
     return conv.forward(ins[0], p["weight"], p.get("bias"), attrs=layer.attrs,
@@ -402,7 +402,7 @@ def _fwd_conv(ctx: _Context, layer: Layer, ins: list, p: dict) -> np.ndarray:
                         out_fmt=ctx.act(layer.output), acc_width=ctx.acc_width)
 
 
-def _fwd_fc(ctx: _Context, layer: Layer, ins: list, p: dict) -> np.ndarray:
+def _fwd_fc(ctx: StepContext, layer: Layer, ins: list, p: dict) -> np.ndarray:
     x = ins[0].reshape(ins[0].shape[0], -1)
     if not ctx.fixed:
         return fc.forward_float(x, p["weight"], p.get("bias"))
@@ -411,7 +411,7 @@ def _fwd_fc(ctx: _Context, layer: Layer, ins: list, p: dict) -> np.ndarray:
                       acc_width=ctx.acc_width)
 
 
-def _fwd_relu(ctx: _Context, layer: Layer, ins: list, p: dict) -> np.ndarray:
+def _fwd_relu(ctx: StepContext, layer: Layer, ins: list, p: dict) -> np.ndarray:
     if not ctx.fixed:
         return relu.forward_float(ins[0])
     return relu.forward(ins[0], x_fmt=ctx.act(layer.inputs[0]), out_fmt=ctx.act(layer.output))
@@ -423,14 +423,14 @@ def _pool_attrs(layer: Layer):
     return layer.attrs
 
 
-def _fwd_maxpool(ctx: _Context, layer: Layer, ins: list, p: dict) -> np.ndarray:
+def _fwd_maxpool(ctx: StepContext, layer: Layer, ins: list, p: dict) -> np.ndarray:
     if not ctx.fixed:
         return pool.max_forward_float(ins[0], attrs=layer.attrs)
     return pool.max_forward(ins[0], attrs=layer.attrs, x_fmt=ctx.act(layer.inputs[0]),
                             out_fmt=ctx.act(layer.output))
 
 
-def _fwd_avgpool(ctx: _Context, layer: Layer, ins: list, p: dict) -> np.ndarray:
+def _fwd_avgpool(ctx: StepContext, layer: Layer, ins: list, p: dict) -> np.ndarray:
     attrs = _pool_attrs(layer)
     if not ctx.fixed:
         return pool.avg_forward_float(ins[0], attrs=attrs)
@@ -438,14 +438,14 @@ def _fwd_avgpool(ctx: _Context, layer: Layer, ins: list, p: dict) -> np.ndarray:
                             out_fmt=ctx.act(layer.output), acc_width=ctx.acc_width)
 
 
-def _fwd_add(ctx: _Context, layer: Layer, ins: list, p: dict) -> np.ndarray:
+def _fwd_add(ctx: StepContext, layer: Layer, ins: list, p: dict) -> np.ndarray:
     if not ctx.fixed:
         return add.forward_float(ins)
     return add.forward(ins, x_fmts=[ctx.act(name) for name in layer.inputs],
                        out_fmt=ctx.act(layer.output))
 
 
-def _fwd_flatten(ctx: _Context, layer: Layer, ins: list, p: dict) -> np.ndarray:
+def _fwd_flatten(ctx: StepContext, layer: Layer, ins: list, p: dict) -> np.ndarray:
     x = ins[0].reshape(ins[0].shape[0], *layer.out_shape) if layer.op is Op.IDENTITY else ins[0]
     if not ctx.fixed:
         return flatten.forward_float(x).reshape(x.shape[0], *layer.out_shape)
@@ -453,7 +453,7 @@ def _fwd_flatten(ctx: _Context, layer: Layer, ins: list, p: dict) -> np.ndarray:
     return out.reshape(x.shape[0], *layer.out_shape)
 
 
-_FORWARD = {
+FORWARD = {
     Op.CONV: _fwd_conv, Op.FC: _fwd_fc, Op.RELU: _fwd_relu, Op.MAXPOOL: _fwd_maxpool,
     Op.AVGPOOL: _fwd_avgpool, Op.GLOBAL_AVGPOOL: _fwd_avgpool, Op.ADD: _fwd_add,
     Op.FLATTEN: _fwd_flatten, Op.IDENTITY: _fwd_flatten,
@@ -463,7 +463,7 @@ _FORWARD = {
 # ---------------------------------------------------------------------------- backward
 
 
-def _bwd_conv(ctx: _Context, layer: Layer, e: np.ndarray, ins: list, p: dict) -> tuple:
+def _bwd_conv(ctx: StepContext, layer: Layer, e: np.ndarray, ins: list, p: dict) -> tuple:
     in_hw = ins[0].shape[2:]
     if not ctx.fixed:
         return (conv.backward_float(e, p["weight"], attrs=layer.attrs, in_hw=in_hw),)
@@ -472,7 +472,7 @@ def _bwd_conv(ctx: _Context, layer: Layer, e: np.ndarray, ins: list, p: dict) ->
                           out_fmt=ctx.err(layer.inputs[0]), acc_width=ctx.acc_width),)
 
 
-def _bwd_fc(ctx: _Context, layer: Layer, e: np.ndarray, ins: list, p: dict) -> tuple:
+def _bwd_fc(ctx: StepContext, layer: Layer, e: np.ndarray, ins: list, p: dict) -> tuple:
     if not ctx.fixed:
         dx = fc.backward_float(e, p["weight"])
     else:
@@ -482,21 +482,21 @@ def _bwd_fc(ctx: _Context, layer: Layer, e: np.ndarray, ins: list, p: dict) -> t
     return (dx.reshape(ins[0].shape),)
 
 
-def _bwd_relu(ctx: _Context, layer: Layer, e: np.ndarray, ins: list, p: dict) -> tuple:
+def _bwd_relu(ctx: StepContext, layer: Layer, e: np.ndarray, ins: list, p: dict) -> tuple:
     if not ctx.fixed:
         return (relu.backward_float(e, ins[0]),)
     return (relu.backward(e, ins[0], e_fmt=ctx.err(layer.output),
                           out_fmt=ctx.err(layer.inputs[0])),)
 
 
-def _bwd_maxpool(ctx: _Context, layer: Layer, e: np.ndarray, ins: list, p: dict) -> tuple:
+def _bwd_maxpool(ctx: StepContext, layer: Layer, e: np.ndarray, ins: list, p: dict) -> tuple:
     if not ctx.fixed:
         return (pool.max_backward_float(e, ins[0], attrs=layer.attrs),)
     return (pool.max_backward(e, ins[0], attrs=layer.attrs, e_fmt=ctx.err(layer.output),
                               out_fmt=ctx.err(layer.inputs[0]), acc_width=ctx.acc_width),)
 
 
-def _bwd_avgpool(ctx: _Context, layer: Layer, e: np.ndarray, ins: list, p: dict) -> tuple:
+def _bwd_avgpool(ctx: StepContext, layer: Layer, e: np.ndarray, ins: list, p: dict) -> tuple:
     attrs, in_hw = _pool_attrs(layer), ins[0].shape[2:]
     if not ctx.fixed:
         return (pool.avg_backward_float(e, attrs=attrs, in_hw=in_hw),)
@@ -504,14 +504,14 @@ def _bwd_avgpool(ctx: _Context, layer: Layer, e: np.ndarray, ins: list, p: dict)
                               out_fmt=ctx.err(layer.inputs[0]), acc_width=ctx.acc_width),)
 
 
-def _bwd_add(ctx: _Context, layer: Layer, e: np.ndarray, ins: list, p: dict) -> tuple:
+def _bwd_add(ctx: StepContext, layer: Layer, e: np.ndarray, ins: list, p: dict) -> tuple:
     if not ctx.fixed:
         return add.backward_float(e, len(ins))
     return add.backward(e, e_fmt=ctx.err(layer.output),
                         out_fmts=[ctx.err(name) for name in layer.inputs])
 
 
-def _bwd_flatten(ctx: _Context, layer: Layer, e: np.ndarray, ins: list, p: dict) -> tuple:
+def _bwd_flatten(ctx: StepContext, layer: Layer, e: np.ndarray, ins: list, p: dict) -> tuple:
     in_shape = ins[0].shape[1:]
     if not ctx.fixed:
         return (flatten.backward_float(e, in_shape=in_shape),)
@@ -519,7 +519,7 @@ def _bwd_flatten(ctx: _Context, layer: Layer, e: np.ndarray, ins: list, p: dict)
                              out_fmt=ctx.err(layer.inputs[0])),)
 
 
-_BACKWARD = {
+BACKWARD = {
     Op.CONV: _bwd_conv, Op.FC: _bwd_fc, Op.RELU: _bwd_relu, Op.MAXPOOL: _bwd_maxpool,
     Op.AVGPOOL: _bwd_avgpool, Op.GLOBAL_AVGPOOL: _bwd_avgpool, Op.ADD: _bwd_add,
     Op.FLATTEN: _bwd_flatten, Op.IDENTITY: _bwd_flatten,
@@ -529,7 +529,7 @@ _BACKWARD = {
 # ----------------------------------------------------------------------- gradient, update
 
 
-def _weight_update(ctx: _Context, layer: Layer, e: np.ndarray, x: np.ndarray, p: dict,
+def _weight_update(ctx: StepContext, layer: Layer, e: np.ndarray, x: np.ndarray, p: dict,
                    lr: float) -> tuple[dict, dict, dict]:
     """WG accumulators over the batch, their batch mean, and the SGD update, per parameter."""
     batch = x.shape[0]
@@ -544,7 +544,7 @@ def _weight_update(ctx: _Context, layer: Layer, e: np.ndarray, x: np.ndarray, p:
         kwargs["acc_width"] = ctx.acc_width
     acc_w, acc_b = wg(e, x, **kwargs)
     accs, grads, new = {}, {}, {}
-    for ref in _trainable(layer):
+    for ref in trainable_refs(layer):
         acc = acc_w if ref.role == "weight" else acc_b
         if ctx.fixed:
             e_frac = ctx.err(layer.output).frac
