@@ -34,12 +34,11 @@ RTL_PARTS = ("Conv/FC FP, BP and WG engines (fpdeep_engine): every MAC, accumula
              "(fpdeep_add), forward and backward; the softmax cross-entropy error "
              "(fpdeep_loss); the partial input errors of split layers (fpdeep_psum); the SGD "
              "update (fpdeep_sgd); link framing (fpdeep_link_tx/rx) and link models "
-             "(fpdeep_link_model) between boards")
+             "(fpdeep_link_model) between boards, which carry every tensor that crosses a "
+             "board boundary (activations, errors, raw partial sums as three 16-bit words)")
 TESTBENCH_PARTS = ("board controller (starts each task of the step's task graph when its "
-                   "inputs are ready and its engine, unit or link is free; keeps the "
-                   "activation stash), Flatten "
-                   "(a reshape), the tensors' contents on links (a word pattern of the same "
-                   "length crosses each link and is checked)")
+                   "inputs are ready and its engine, unit or link is free; keeps each board's "
+                   "tensors, the activation stash included), Flatten (a reshape)")
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,8 @@ class Task:
     tensors: int = 0  # sgd: tensors streamed through the unit
     dst: int = -1  # links: receiving board (one hop)
     bytes: int = 0  # links: payload
+    item: str = ""  # links: the payload ("act:T", "act:T[lo:hi]", "err:T[lo:hi]", "err:T<L",
+    # "psum:L[lo:hi]"); see ``_StepGraph``
     resource: str = ""  # the engine, unit or link direction it occupies
     deps: tuple[int, ...] = ()  # indices of the tasks it waits for
 
@@ -222,13 +224,14 @@ class _StepGraph:
                              e["cycles"] + perf.ENGINE_LATENCY, e["out_beats"] if drain else 0,
                              resource=f"{board}:{e['ident']}"), deps)
 
-    def send(self, src: int, dst: int, deps: list[int], what: str, tensor: str, nbytes: int,
+    def send(self, src: int, dst: int, deps: list[int], item: str, nbytes: int,
              have: dict[int, list[int]] | None = None) -> list[int]:
-        """Tasks after which data made on ``src`` (once ``deps`` are done) is on ``dst``: hop
-        by hop, store and forward; ``have`` records it on every board it passes."""
+        """Tasks after which ``item`` made on ``src`` (once ``deps`` are done) is on ``dst``:
+        hop by hop, store and forward; ``have`` records it on every board it passes."""
         step = 1 if dst > src else -1
+        what = "act" if item.startswith("act:") else "err"
         for a in range(src, dst, step):
-            deps = [self.add(Task("link", a, what, tensor, image=self.image, dst=a + step,
+            deps = [self.add(Task("link", a, what, item=item, image=self.image, dst=a + step,
                                   bytes=nbytes, resource=f"link:{a}>{a + step}"), deps)]
             if have is not None:
                 have[a + step] = deps
@@ -240,7 +243,7 @@ class _StepGraph:
         have = self.acts[tensor]
         if dst not in have:
             src = min(have, key=lambda b: abs(b - dst))
-            self.send(src, dst, have[src], "act", tensor,
+            self.send(src, dst, have[src], f"act:{tensor}",
                       _elements(self.shapes[tensor]) * ELEM_BYTES, have)
         return have[dst]
 
@@ -258,10 +261,12 @@ class _StepGraph:
             self.errors[tensor] = {home: parts}
         return self.errors[tensor][self.homes[tensor]]
 
-    def contribute(self, tensor: str, board: int, deps: list[int], nbytes: int) -> None:
-        """An error contribution to ``tensor`` made on ``board`` goes to the tensor's home."""
+    def contribute(self, tensor: str, consumer: str, board: int, deps: list[int]) -> None:
+        """The error contribution of layer ``consumer`` to ``tensor``, made on ``board``, goes
+        to the tensor's home."""
+        nbytes = _elements(self.shapes[tensor]) * ELEM_BYTES
         self.contributions.setdefault(tensor, []).extend(
-            self.send(board, self.homes[tensor], deps, "err", tensor, nbytes))
+            self.send(board, self.homes[tensor], deps, f"err:{tensor}<{consumer}", nbytes))
 
     def build(self, batch: int) -> list[Task]:
         # Weights (and biases) into the FP and BP engine banks, once per mini-batch.
@@ -307,7 +312,8 @@ class _StepGraph:
                     deps = [*self.act_at(layer.inputs[0], board),
                             self.loaded[s["engines"]["fp"]["ident"]]]
                     fp = self.engine(board, s, "fp", deps)
-                    outs += self.send(board, home, [fp], "act", layer.output,
+                    outs += self.send(board, home, [fp],
+                                      f"act:{layer.output}[{s['lo']}:{s['hi']}]",
                                       _slice_elems(layer, s) * ELEM_BYTES)
                 self.acts[layer.output] = {home: outs}
             else:
@@ -334,8 +340,7 @@ class _StepGraph:
                 bp = self.add(task, self.error_at_home(layer.output))
                 for name in layer.inputs:
                     if self.needs_error[name]:
-                        self.contribute(name, home, [bp],
-                                        _elements(self.shapes[name]) * ELEM_BYTES)
+                        self.contribute(name, layer.name, home, [bp])
 
     def backward_compute(self, layer: Any) -> None:
         """BP and WG of a compute layer's slices; a split layer's raw partial input errors go
@@ -344,23 +349,23 @@ class _StepGraph:
         at_home = self.error_at_home(layer.output)
         bps = []
         for board, s in self.slices[layer.name]:
-            e_at = self.send(home, board, at_home, "err", layer.output,
+            e_at = self.send(home, board, at_home, f"err:{layer.output}[{s['lo']}:{s['hi']}]",
                              _slice_elems(layer, s) * ELEM_BYTES)
             self.wg.setdefault(s["engines"]["wg"]["ident"], []).append(
                 self.engine(board, s, "wg", e_at, drain=False))
             if "bp" in s["engines"]:
                 deps = [*e_at, self.loaded[s["engines"]["bp"]["ident"]]]
-                bps.append((board, self.engine(board, s, "bp", deps)))
+                bps.append((board, s, self.engine(board, s, "bp", deps)))
         if not bps:
             return
         src = layer.inputs[0]
         n_in = _elements(self.shapes[src])
         if len(bps) == 1:
-            self.contribute(src, bps[0][0], [bps[0][1]], n_in * ELEM_BYTES)
+            self.contribute(src, layer.name, bps[0][0], [bps[0][2]])
             return
         dst = self.homes[src]
-        parts = [d for board, bp in bps
-                 for d in self.send(board, dst, [bp], "err", layer.name, n_in * RAW_BYTES)]
+        parts = [d for board, s, bp in bps for d in self.send(
+            board, dst, [bp], f"psum:{layer.name}[{s['lo']}:{s['hi']}]", n_in * RAW_BYTES)]
         total = Task("unit", dst, "sum", layer.name, image=self.image, elements=n_in,
                      rtl="psum", tensors=len(bps) - 1, resource=f"{dst}:{self.psums[layer.name]}")
         self.contributions.setdefault(src, []).append(self.add(total, parts))

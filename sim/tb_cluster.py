@@ -3,10 +3,10 @@
 It plays the board controllers of the first-generation design: it starts each task of the
 step's task graph (``fpdeep.schedule``) when the tasks it waits for are done and its engine,
 unit or link is free, streams operands into the boards' engines and units, pulses start and
-flush and drains the results. Flatten (a reshape) is done here and timed as a streaming unit;
-link framing and link models are RTL, crossed by a word pattern of each tensor's length. Every
-tensor the boards produce is recorded for `fpdeep sim` to compare with the golden model;
-nothing is compared here.
+flush and drains the results. Flatten (a reshape) is done here and timed as a streaming unit.
+A tensor reaches another board only through the RTL link framing and link models, and the
+receiving board computes with what arrived. Every tensor the boards produce is recorded for
+`fpdeep sim` to compare with the golden model; nothing is compared here.
 
 A stream that makes no progress for ``stall_cycles`` cycles, or a step beyond ``max_cycles``,
 ends the run with a message naming the board, the engine and the stream.
@@ -15,6 +15,7 @@ ends the run with a message naming the board, the engine and the stream.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import cocotb
@@ -29,7 +30,7 @@ from fpdeep.golden import sgd
 from fpdeep.golden import step as golden_step
 from fpdeep.golden.numerics import Numerics
 from fpdeep.ir import Op
-from fpdeep.schedule import ELEM_BYTES, link_hops, schedule, task_cycles
+from fpdeep.schedule import ELEM_BYTES, RAW_BYTES, link_hops, schedule, task_cycles
 
 
 class Stalled(Exception):
@@ -158,7 +159,14 @@ class Cluster:
 
 
 class Trainer:
-    """The data side: activations, errors, accumulators and weights as integers."""
+    """The data side: activations, errors, accumulators and weights as integers.
+
+    Every tensor lives on a board: ``local[image][(item, board)]`` with the items the links of
+    ``fpdeep.schedule`` carry ("act:T", "act:T[lo:hi]" a slice's output, "err:T[lo:hi]" a
+    slice's output error, "err:T<L" layer L's error contribution to T, "psum:L[lo:hi]" raw
+    partial input errors). A task reads its operands on its own board; only a link task moves
+    data between boards, through the RTL link framing and link models.
+    """
 
     def __init__(self, args: dict, design: dict) -> None:
         folder = Path(args["dir"])
@@ -183,21 +191,73 @@ class Trainer:
                         if u["kind"] == "fanin"}
         self.psums = {u["layer"]: u for b in design["boards"] for u in b["units"]
                       if u["kind"] == "psum"}
+        self.homes = dict(design["homes"])
+        self.shapes = {self.net.input_name: tuple(self.net.input_shape)}
+        self.shapes.update({layer.output: tuple(layer.out_shape) for layer in self.net.layers})
+        self.producer = {layer.output: layer.name for layer in self.net.layers}
+        self.order = {layer.name: k for k, layer in enumerate(self.net.layers)}
+        self.ranges: dict[str, list[tuple[int, int]]] = {}
+        for name, lo in sorted(self.slices):
+            self.ranges.setdefault(name, []).append((lo, self.slices[(name, lo)][1]["hi"]))
 
     def begin_step(self) -> None:
-        self.acts: list[dict[str, np.ndarray]] = [
-            {self.net.input_name: self.x[i]} for i in range(self.batch)]
-        self.parts: list[dict[str, list[np.ndarray]]] = [{} for _ in range(self.batch)]
+        source = self.homes[self.net.input_name]
+        self.local: list[dict[tuple[str, int], np.ndarray]] = [
+            {(f"act:{self.net.input_name}", source): self.x[i]} for i in range(self.batch)]
         self.errs: list[dict[str, np.ndarray]] = [{} for _ in range(self.batch)]
-        self.partials: list[dict[str, list[np.ndarray]]] = [{} for _ in range(self.batch)]
         self.input_errors: dict[str, list] = {}
         self.argmax: list[dict[str, list[int]]] = [{} for _ in range(self.batch)]
         self.accs: dict[tuple[str, int], np.ndarray] = {}
 
+    def put(self, i: int, item: str, board: int, value: np.ndarray) -> None:
+        self.local[i][(item, board)] = value
+
+    def get(self, i: int, item: str, board: int) -> np.ndarray:
+        """``item`` of image ``i`` on ``board``; a compute layer's output is assembled from its
+        slices on its home board, a slice of an error cut from the whole error there."""
+        value = self.local[i].get((item, board))
+        if value is not None:
+            return value
+        kind, name = item.split(":", 1)
+        if kind == "act" and "[" not in name and board == self.homes.get(name):
+            layer = self.producer[name]
+            parts = [self.local[i].get((f"act:{name}[{lo}:{hi}]", board))
+                     for lo, hi in self.ranges.get(layer, [])]
+            if parts and all(p is not None for p in parts):
+                value = np.concatenate(parts).reshape(self.shapes[name])
+                self.put(i, item, board, value)
+                return value
+        match = re.fullmatch(r"(.+)\[(\d+):(\d+)\]", name)
+        if kind == "err" and match and board == self.homes.get(match[1]):
+            return self.error(i, match[1])[int(match[2]):int(match[3])]
+        raise Stalled(f"board {board} does not hold {item} of image {i}: the step's task graph "
+                      f"and the testbench disagree")
+
+    def act(self, i: int, tensor: str, board: int) -> np.ndarray:
+        return self.get(i, f"act:{tensor}", board)
+
+    def contribute(self, i: int, tensor: str, consumer: str, board: int,
+                   value: np.ndarray) -> None:
+        """Layer ``consumer``'s error contribution to ``tensor``, made on ``board``."""
+        if self.needs.get(tensor, False):
+            self.put(i, f"err:{tensor}<{consumer}", board, value.reshape(self.shapes[tensor]))
+
+    def contributions(self, i: int, tensor: str) -> list[np.ndarray]:
+        """The error contributions to ``tensor`` that reached its home, in layer order."""
+        home, prefix = self.homes[tensor], f"err:{tensor}<"
+        found = [(item[len(prefix):], v) for (item, b), v in self.local[i].items()
+                 if b == home and item.startswith(prefix)]
+        return [v for _, v in sorted(found, key=lambda kv: self.order.get(kv[0], -1))]
+
     def error(self, i: int, tensor: str) -> np.ndarray:
+        """The whole error of ``tensor`` on its home board (summed by its fan-in unit where
+        two layers contribute)."""
         if tensor not in self.errs[i]:
-            parts = self.parts[i].get(tensor) or [np.zeros_like(self.acts[i][tensor])]
-            self.errs[i][tensor] = self.ctx.fan_in([p[None] for p in parts], tensor)[0]
+            parts = self.contributions(i, tensor)
+            if len(parts) > 1:
+                raise Stalled(f"the error of {tensor} (image {i}) is read before its fan-in")
+            self.errs[i][tensor] = parts[0] if parts else np.zeros(self.shapes[tensor],
+                                                                   dtype=np.int64)
         return self.errs[i][tensor]
 
     def weight_slice(self, layer: str, lo: int, hi: int) -> dict[str, list[int]]:
@@ -209,30 +269,23 @@ class Trainer:
 
     def unit(self, task) -> None:
         """The golden model's integer function for a layer without an RTL unit (Flatten)."""
-        i = task.image
+        i, board = task.image, task.board
+        layer = self.layers[task.layer]
+        ins = [self.act(i, n, board)[None] for n in layer.inputs]
         if task.what == "fp":
-            layer = self.layers[task.layer]
-            ins = [self.acts[i][n][None] for n in layer.inputs]
-            self.acts[i][layer.output] = golden_step.FORWARD[layer.op](self.ctx, layer, ins, {})[0]
+            out = golden_step.FORWARD[layer.op](self.ctx, layer, ins, {})[0]
+            self.put(i, f"act:{layer.output}", board, out)
         elif task.what == "bp":
-            layer = self.layers[task.layer]
-            ins = [self.acts[i][n][None] for n in layer.inputs]
             e = self.error(i, layer.output)[None]
             errs = golden_step.BACKWARD[layer.op](self.ctx, layer, e, ins, {})
             for name, err in zip(layer.inputs, errs, strict=True):
-                if self.needs.get(name, False):
-                    self.parts[i].setdefault(name, []).append(err[0])
+                self.contribute(i, name, layer.name, board, err[0])
 
-    def add_input_error(self, i: int, layer, dx: np.ndarray) -> None:
-        dx = dx.reshape(self.acts[i][layer.inputs[0]].shape)
-        self.parts[i].setdefault(layer.inputs[0], []).append(dx)
+    def add_input_error(self, i: int, layer, board: int, dx: np.ndarray) -> None:
+        """A compute layer's whole input error, made on ``board``."""
+        dx = dx.reshape(self.shapes[layer.inputs[0]])
+        self.contribute(i, layer.inputs[0], layer.name, board, dx)
         self.input_errors.setdefault(layer.name, [None] * self.batch)[i] = dx
-
-    def add_unit_error(self, i: int, layer, dx: np.ndarray) -> None:
-        """A unit's input error (single-input layers) joins its input's contributions."""
-        if self.needs.get(layer.inputs[0], False):
-            shape = self.acts[i][layer.inputs[0]].shape
-            self.parts[i].setdefault(layer.inputs[0], []).append(dx.reshape(shape))
 
 
 def _trainable_names(net) -> list[str]:
@@ -247,9 +300,9 @@ async def run_engine(cl: Cluster, tr: Trainer, task) -> None:
     if task.what == "load":
         await cl.load(board, task.engine, tr.weight_slice(task.layer, lo, hi))
         return
-    x = tr.acts[i][layer.inputs[0]].ravel().tolist()
+    x = tr.act(i, layer.inputs[0], board).ravel().tolist()
     if task.what in ("bp", "wg"):
-        dy = tr.error(i, layer.output)[lo:hi].ravel().tolist()
+        dy = tr.get(i, f"err:{layer.output}[{lo}:{hi}]", board).ravel().tolist()
     data = {"fp": lambda: {"x": x}, "bp": lambda: {"dy": dy},
             "wg": lambda: {"x": x, "dy": dy}}[task.what]()
     await cl.load(board, task.engine, data)
@@ -259,12 +312,12 @@ async def run_engine(cl: Cluster, tr: Trainer, task) -> None:
         return
     out = np.array(await cl.drain(board, task.engine, task.drain), dtype=np.int64)
     if task.what == "fp":
-        full = tr.acts[i].setdefault(layer.output, np.zeros(layer.out_shape, dtype=np.int64))
-        full[lo:hi] = out.reshape((hi - lo, *layer.out_shape[1:]))
+        tr.put(i, f"act:{layer.output}[{lo}:{hi}]", board,
+               out.reshape((hi - lo, *layer.out_shape[1:])))
     elif s["split"]:
-        tr.partials[i].setdefault(layer.name, []).append(out)
+        tr.put(i, f"psum:{layer.name}[{lo}:{hi}]", board, out)
     else:
-        tr.add_input_error(i, layer, out)
+        tr.add_input_error(i, layer, board, out)
 
 
 def _lo_of(tr: Trainer, task) -> int:
@@ -314,7 +367,7 @@ async def run_unit(cl: Cluster, tr: Trainer, task) -> None:
     if unit["kind"] == "add":
         await run_add(cl, tr, task, unit, layer)
         return
-    x = tr.acts[i][layer.inputs[0]]
+    x = tr.act(i, layer.inputs[0], board)
     bwd = int(task.what == "bp")
     if unit["kind"] == "relu":
         cl.sig(board, p, "bwd").value = bwd
@@ -343,19 +396,20 @@ async def run_unit(cl: Cluster, tr: Trainer, task) -> None:
         if not bwd and not info["avg"]:
             tr.argmax[i][layer.name] = args
     if bwd:
-        tr.add_unit_error(i, layer, out)
+        tr.contribute(i, layer.inputs[0], layer.name, board, out)
     else:
-        tr.acts[i][layer.output] = out.reshape(layer.out_shape)
+        tr.put(i, f"act:{layer.output}", board, out.reshape(layer.out_shape))
 
 
 async def run_add(cl: Cluster, tr: Trainer, task, unit: dict, layer) -> None:
     """Residual Add forward (two inputs joined), or its error fan-out to both inputs."""
     p, board, i, dw = unit["ident"], task.board, task.image, cl.design["data_width"]
     if task.what == "fp":
-        a, b = (tr.acts[i][n].ravel().tolist() for n in layer.inputs)
+        a, b = (tr.act(i, n, board).ravel().tolist() for n in layer.inputs)
         out = await _through(cl, board, p, {f"{p}_s_a": (a, {}), f"{p}_s_b": (b, {})}, len(a),
                              dw)
-        tr.acts[i][layer.output] = np.array(out, dtype=np.int64).reshape(layer.out_shape)
+        tr.put(i, f"act:{layer.output}", board,
+               np.array(out, dtype=np.int64).reshape(layer.out_shape))
         return
     e = tr.error(i, layer.output).ravel().tolist()
     sender = cocotb.start_soon(cl.send(board, {f"{p}_bp_s": (e, {})}))
@@ -363,21 +417,18 @@ async def run_add(cl: Cluster, tr: Trainer, task, unit: dict, layer) -> None:
     outs = [await cl.drain(board, f"{p}_bp", len(e), width=dw, port="m_a"), await second]
     await sender
     for name, out in zip(layer.inputs, outs, strict=True):
-        if tr.needs.get(name, False):
-            shape = tr.acts[i][name].shape
-            tr.parts[i].setdefault(name, []).append(np.array(out, dtype=np.int64).reshape(shape))
+        tr.contribute(i, name, layer.name, board, np.array(out, dtype=np.int64))
 
 
 async def run_loss(cl: Cluster, tr: Trainer, task) -> None:
     """The per-sample softmax cross-entropy error of one image's logits."""
     i = task.image
     p = next(u["ident"] for b in cl.design["boards"] for u in b["units"] if u["kind"] == "loss")
-    z = tr.acts[i][tr.logits].ravel().tolist()
+    z = tr.act(i, tr.logits, task.board).ravel().tolist()
     label = int(tr.y[i])
     streams = {f"{p}_s_z": (z, {"label": [label] * len(z)})}
     out = await _through(cl, task.board, p, streams, len(z), cl.design["data_width"])
-    shape = tr.acts[i][tr.logits].shape
-    tr.parts[i][tr.logits] = [np.array(out, dtype=np.int64).reshape(shape)]
+    tr.contribute(i, tr.logits, "loss", task.board, np.array(out, dtype=np.int64))
 
 
 async def run_psum(cl: Cluster, tr: Trainer, task) -> None:
@@ -386,20 +437,21 @@ async def run_psum(cl: Cluster, tr: Trainer, task) -> None:
     unit, i = tr.psums[task.layer], task.image
     p, acw = unit["ident"], cl.design["acc_width"]
     layer = tr.layers[task.layer]
-    parts = tr.partials[i][layer.name]
+    parts = [tr.get(i, f"psum:{layer.name}[{lo}:{hi}]", task.board)
+             for lo, hi in tr.ranges[layer.name]]
     acc = parts[0]
     for k, part in enumerate(parts[1:], start=1):
         final = k == len(parts) - 1
         cl.sig(task.board, p, "final").value = int(final)
         streams = {f"{p}_s_a": (acc.tolist(), {}), f"{p}_s_b": (part.tolist(), {})}
         acc = np.array(await _through(cl, task.board, p, streams, acc.size, acw), dtype=np.int64)
-    tr.add_input_error(i, layer, acc)
+    tr.add_input_error(i, layer, task.board, acc)
 
 
 async def run_fan_in(cl: Cluster, tr: Trainer, task) -> None:
     """The two error contributions of a tensor summed by its fan-in unit."""
     unit, i = tr.fan_ins[task.layer], task.image
-    parts = tr.parts[i].get(task.layer, [])
+    parts = tr.contributions(i, task.layer)
     if len(parts) != 2:
         raise Stalled(f"tensor {task.layer} has {len(parts)} error contributions at its fan-in, "
                       f"expected 2 ({cl.where})")
@@ -437,19 +489,29 @@ async def run_sgd(cl: Cluster, tr: Trainer, board: int) -> None:
             w[s["lo"]:s["hi"]] = np.array(new, dtype=np.int64).reshape(old.shape)
 
 
-async def run_link(cl: Cluster, task) -> None:
-    """Move the task's words hop by hop through the RTL link framing and link models, checking
-    that every word arrives intact. (The tensors themselves stay with the controller; the
-    words are a pattern of the same length.)"""
-    n = -(-task.bytes // ELEM_BYTES)
-    words = [((k * 40503 + task.board * 7919 + task.dst) & 0xFFFF) for k in range(n)]
-    for a, b in link_hops(task):
-        side, other = ("east", "west") if b > a else ("west", "east")
-        sender = cocotb.start_soon(cl.send(a, {f"{side}_s": (words, {})}))
-        got = await cl.drain(b, other, n, width=16)
-        await sender
-        if [w & 0xFFFF for w in got] != words:
-            raise Stalled(f"link board {a} -> board {b} corrupted a tensor ({cl.where})")
+LINK_WORD = 16  # bits per link word; a raw 48-bit partial sum is three words, low first
+
+
+async def run_link(cl: Cluster, tr: Trainer, task) -> None:
+    """Move the task's item from one board to its neighbour through the RTL link framing and
+    link model: encoded as 16-bit words, decoded on the far side, where later tasks read it."""
+    (a, b), = link_hops(task)
+    value = tr.get(task.image, task.item, a)
+    per = RAW_BYTES // ELEM_BYTES if task.item.startswith("psum:") else 1
+    mask = (1 << LINK_WORD) - 1
+    words = [(int(v) >> (LINK_WORD * k)) & mask for v in value.ravel() for k in range(per)]
+    if len(words) * ELEM_BYTES != task.bytes:
+        raise Stalled(f"link {a} -> {b}: {task.item} is {len(words)} words, the schedule "
+                      f"says {task.bytes} bytes")
+    side, other = ("east", "west") if b > a else ("west", "east")
+    sender = cocotb.start_soon(cl.send(a, {f"{side}_s": (words, {})}))
+    got = [w & mask for w in await cl.drain(b, other, len(words), width=LINK_WORD)]
+    await sender
+    groups = np.array(got, dtype=np.int64).reshape(-1, per)
+    raw = sum(groups[:, k] << (LINK_WORD * k) for k in range(per))
+    width = LINK_WORD * per
+    decoded = np.where(raw >= 1 << (width - 1), raw - (1 << width), raw)
+    tr.put(task.image, task.item, b, decoded.reshape(value.shape))
 
 
 async def run_task(cl: Cluster, tr: Trainer, task) -> None:
@@ -460,7 +522,7 @@ async def run_task(cl: Cluster, tr: Trainer, task) -> None:
     elif task.kind == "flush":
         await run_flush(cl, tr, task)
     elif task.kind == "link":
-        await run_link(cl, task)
+        await run_link(cl, tr, task)
     else:
         tr.unit(task)
         await ClockCycles(cl.dut.clk, task_cycles(task, links=cl.design["links"]))
@@ -536,7 +598,9 @@ def _record(tr: Trainer, rec: dict, step: int) -> None:
     for name, layer in tr.layers.items():
         if layer.op is Op.SOFTMAX:
             continue
-        rec[f"{step}/{name}/output"] = np.stack([a[layer.output] for a in tr.acts])
+        home = tr.homes[layer.output]
+        rec[f"{step}/{name}/output"] = np.stack(
+            [tr.act(i, layer.output, home) for i in range(tr.batch)])
     for name, errs in tr.input_errors.items():
         rec[f"{step}/{name}/input_error"] = np.stack(errs)
     for layer in tr.net.compute_layers:
