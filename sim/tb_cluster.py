@@ -390,10 +390,11 @@ async def run_unit(cl: Cluster, tr: Trainer, task) -> None:
         await cl.send(board, streams)
         await cl.pulse(board, p, "start")
         await cl.wait_done(board, p)
-        args: list[int] = []
+        # the argmax side output only means something out of forward max pooling
+        args: list[int] | None = None if bwd or info["avg"] else []
         n_out = info["in"] if bwd else info["out"]
         out = np.array(await cl.drain(board, p, n_out, width=dw, side=args), dtype=np.int64)
-        if not bwd and not info["avg"]:
+        if args is not None:
             tr.argmax[i][layer.name] = args
     if bwd:
         tr.contribute(i, layer.inputs[0], layer.name, board, out)

@@ -116,6 +116,16 @@ def test_residual_skip_across_boards_bit_exact(tmp_path):
     _check(simulate(out, options=SimOptions(batch=2, steps=2)), out)
 
 
+@pytest.mark.skipif(not simulator_available("icarus"), reason="Icarus Verilog not found")
+def test_two_boards_on_icarus(tmp_path):
+    network, plan = _digits_plan(2)
+    out = tmp_path / "icarus"
+    build(network, plan, out, model_bytes=DIGITS.read_bytes())
+    result = simulate(out, options=SimOptions(batch=4, steps=1, simulator="icarus"))
+    _check(result, out)
+    assert result["simulator"] == "icarus"
+
+
 @pytest.mark.xdist_group("digits1")
 def test_cycle_limit_names_the_stalled_stream_and_board(one_board):
     with pytest.raises(FpdeepError) as info:
