@@ -38,7 +38,7 @@ RTL_PARTS = ("Conv/FC FP, BP and WG engines (fpdeep_engine): every MAC, accumula
              "board boundary (activations, errors, raw partial sums as three 16-bit words)")
 TESTBENCH_PARTS = ("board controller (starts each task of the step's task graph when its "
                    "inputs are ready and its engine, unit or link is free; keeps each board's "
-                   "tensors, the activation stash included), Flatten (a reshape)")
+                   "tensors, the activation stash included)")
 
 
 @dataclass(frozen=True)

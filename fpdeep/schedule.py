@@ -41,8 +41,8 @@ from fpdeep.ir import Network, Op
 LOAD_OVERHEAD = 1
 START_OVERHEAD = 1
 DRAIN_OVERHEAD = 1
-# Units the controller still plays (Add, Flatten, loss, partial-sum reduction) are timed as
-# streaming one element per cycle after a short pipeline.
+# Layers without an RTL unit that the controller still plays (a Sum of more than two inputs)
+# are timed as streaming one element per cycle after a short pipeline.
 UNIT_LATENCY = 4
 # RTL streaming units, input and output streams running together: ReLU, Add, fan-in, fan-out
 # and SGD units have
@@ -171,6 +171,22 @@ def _elements(shape: Sequence[int]) -> int:
     return math.prod(shape)
 
 
+#: Ops that leave a stream as it is: a (C, H, W) tensor streamed channel by channel, row by row,
+#: is already its flattened vector, so these cost nothing and move nothing.
+RESHAPE_OPS = (Op.FLATTEN, Op.IDENTITY)
+
+
+def stream_aliases(network: Network) -> dict[str, str]:
+    """Tensor -> the tensor whose stream it is: the output of a Flatten or Identity whose input
+    feeds nothing else (a tensor read twice keeps its own name, for its error fan-in)."""
+    alias: dict[str, str] = {}
+    for layer in network.layers:
+        source = layer.inputs[0] if layer.inputs else ""
+        if layer.op in RESHAPE_OPS and len(network.tensors[source].consumers) == 1:
+            alias[layer.output] = alias.get(source, source)
+    return alias
+
+
 def schedule(design: Mapping[str, Any], network: Network, *, batch: int) -> list[Task]:
     """The tasks of one training step of ``batch`` images on the boards of ``design`` (the
     ``design.json`` of a build), in priority order: every task's dependencies come before it,
@@ -193,10 +209,11 @@ class _StepGraph:
         for entries in self.slices.values():
             entries.sort(key=lambda bs: bs[1]["lo"])
         self.homes = dict(design["homes"])
+        self.alias = stream_aliases(network)
         units = [(b["index"], u) for b in design["boards"] for u in b["units"]]
         self.units = {u["layer"]: u for _, u in units
                       if u["kind"] not in ("sgd", "fanin", "psum", "loss")}
-        self.fan_ins = {u["layer"]: u for _, u in units if u["kind"] == "fanin"}
+        self.fan_ins = {self.canon(u["layer"]): u for _, u in units if u["kind"] == "fanin"}
         self.psums = {u["layer"]: u["ident"] for _, u in units if u["kind"] == "psum"}
         self.board_units = {(b, u["kind"]): u["ident"] for b, u in units
                             if u["kind"] in ("sgd", "loss")}
@@ -211,6 +228,9 @@ class _StepGraph:
         self.acts: dict[str, dict[int, list[int]]] = {}
         self.errors: dict[str, dict[int, list[int]]] = {}
         self.contributions: dict[str, list[int]] = {}
+
+    def canon(self, tensor: str) -> str:
+        return self.alias.get(tensor, tensor)
 
     def add(self, task: Task, deps: Sequence[int]) -> int:
         self.tasks.append(replace(task, deps=tuple(sorted(set(deps)))))
@@ -306,10 +326,12 @@ class _StepGraph:
     def forward(self) -> None:
         for layer in self.layers:
             home = self.homes[layer.output]
+            if layer.output in self.alias:
+                continue
             if layer.is_compute:
                 outs = []
                 for board, s in self.slices[layer.name]:
-                    deps = [*self.act_at(layer.inputs[0], board),
+                    deps = [*self.act_at(self.canon(layer.inputs[0]), board),
                             self.loaded[s["engines"]["fp"]["ident"]]]
                     fp = self.engine(board, s, "fp", deps)
                     outs += self.send(board, home, [fp],
@@ -317,7 +339,7 @@ class _StepGraph:
                                       _slice_elems(layer, s) * ELEM_BYTES)
                 self.acts[layer.output] = {home: outs}
             else:
-                deps = [d for name in layer.inputs for d in self.act_at(name, home)]
+                deps = [d for name in layer.inputs for d in self.act_at(self.canon(name), home)]
                 elements = sum(_elements(self.shapes[n]) for n in layer.inputs)
                 task = _unit_task(self.units.get(layer.name), home, "fp", layer.name,
                                   self.image, elements)
@@ -325,12 +347,15 @@ class _StepGraph:
 
     def backward(self) -> None:
         last = self.layers[-1]
-        board = self.homes[last.output]
+        logits = self.canon(last.output)
+        board = self.homes[logits]
         loss = Task("unit", board, "loss", last.name, image=self.image,
-                    elements=_elements(self.shapes[last.output]), rtl="loss",
+                    elements=_elements(self.shapes[logits]), rtl="loss",
                     resource=f"{board}:{self.board_units[(board, 'loss')]}")
-        self.errors[last.output] = {board: [self.add(loss, self.acts[last.output][board])]}
+        self.errors[logits] = {board: [self.add(loss, self.acts[logits][board])]}
         for layer in reversed(self.layers):
+            if layer.output in self.alias:
+                continue
             if layer.is_compute:
                 self.backward_compute(layer)
             elif any(self.needs_error[name] for name in layer.inputs):
@@ -340,7 +365,7 @@ class _StepGraph:
                 bp = self.add(task, self.error_at_home(layer.output))
                 for name in layer.inputs:
                     if self.needs_error[name]:
-                        self.contribute(name, layer.name, home, [bp])
+                        self.contribute(self.canon(name), layer.name, home, [bp])
 
     def backward_compute(self, layer: Any) -> None:
         """BP and WG of a compute layer's slices; a split layer's raw partial input errors go
@@ -358,7 +383,7 @@ class _StepGraph:
                 bps.append((board, s, self.engine(board, s, "bp", deps)))
         if not bps:
             return
-        src = layer.inputs[0]
+        src = self.canon(layer.inputs[0])
         n_in = _elements(self.shapes[src])
         if len(bps) == 1:
             self.contribute(src, layer.name, bps[0][0], [bps[0][2]])

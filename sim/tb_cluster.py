@@ -3,7 +3,8 @@
 It plays the board controllers of the first-generation design: it starts each task of the
 step's task graph (``fpdeep.schedule``) when the tasks it waits for are done and its engine,
 unit or link is free, streams operands into the boards' engines and units, pulses start and
-flush and drains the results. Flatten (a reshape) is done here and timed as a streaming unit.
+flush and drains the results. Flatten and Identity cost nothing: a tensor's stream already is
+its flattened vector.
 A tensor reaches another board only through the RTL link framing and link models, and the
 receiving board computes with what arrived. Every tensor the boards produce is recorded for
 `fpdeep sim` to compare with the golden model; nothing is compared here.
@@ -30,7 +31,14 @@ from fpdeep.golden import sgd
 from fpdeep.golden import step as golden_step
 from fpdeep.golden.numerics import Numerics
 from fpdeep.ir import Op
-from fpdeep.schedule import ELEM_BYTES, RAW_BYTES, link_hops, schedule, task_cycles
+from fpdeep.schedule import (
+    ELEM_BYTES,
+    RAW_BYTES,
+    link_hops,
+    schedule,
+    stream_aliases,
+    task_cycles,
+)
 
 
 class Stalled(Exception):
@@ -192,6 +200,7 @@ class Trainer:
         self.psums = {u["layer"]: u for b in design["boards"] for u in b["units"]
                       if u["kind"] == "psum"}
         self.homes = dict(design["homes"])
+        self.alias = stream_aliases(self.net)  # Flatten/Identity outputs: their input's stream
         self.shapes = {self.net.input_name: tuple(self.net.input_shape)}
         self.shapes.update({layer.output: tuple(layer.out_shape) for layer in self.net.layers})
         self.producer = {layer.output: layer.name for layer in self.net.layers}
@@ -233,17 +242,22 @@ class Trainer:
         raise Stalled(f"board {board} does not hold {item} of image {i}: the step's task graph "
                       f"and the testbench disagree")
 
+    def canon(self, tensor: str) -> str:
+        return self.alias.get(tensor, tensor)
+
     def act(self, i: int, tensor: str, board: int) -> np.ndarray:
-        return self.get(i, f"act:{tensor}", board)
+        return self.get(i, f"act:{self.canon(tensor)}", board)
 
     def contribute(self, i: int, tensor: str, consumer: str, board: int,
                    value: np.ndarray) -> None:
         """Layer ``consumer``'s error contribution to ``tensor``, made on ``board``."""
+        tensor = self.canon(tensor)
         if self.needs.get(tensor, False):
             self.put(i, f"err:{tensor}<{consumer}", board, value.reshape(self.shapes[tensor]))
 
     def contributions(self, i: int, tensor: str) -> list[np.ndarray]:
         """The error contributions to ``tensor`` that reached its home, in layer order."""
+        tensor = self.canon(tensor)
         home, prefix = self.homes[tensor], f"err:{tensor}<"
         found = [(item[len(prefix):], v) for (item, b), v in self.local[i].items()
                  if b == home and item.startswith(prefix)]
@@ -252,6 +266,7 @@ class Trainer:
     def error(self, i: int, tensor: str) -> np.ndarray:
         """The whole error of ``tensor`` on its home board (summed by its fan-in unit where
         two layers contribute)."""
+        tensor = self.canon(tensor)
         if tensor not in self.errs[i]:
             parts = self.contributions(i, tensor)
             if len(parts) > 1:
@@ -268,7 +283,8 @@ class Trainer:
         return out
 
     def unit(self, task) -> None:
-        """The golden model's integer function for a layer without an RTL unit (Flatten)."""
+        """The golden model's integer function for a layer without an RTL unit (a Sum of more
+        than two inputs)."""
         i, board = task.image, task.board
         layer = self.layers[task.layer]
         ins = [self.act(i, n, board)[None] for n in layer.inputs]
@@ -601,7 +617,7 @@ def _record(tr: Trainer, rec: dict, step: int) -> None:
             continue
         home = tr.homes[layer.output]
         rec[f"{step}/{name}/output"] = np.stack(
-            [tr.act(i, layer.output, home) for i in range(tr.batch)])
+            [tr.act(i, layer.output, home).reshape(layer.out_shape) for i in range(tr.batch)])
     for name, errs in tr.input_errors.items():
         rec[f"{step}/{name}/input_error"] = np.stack(errs)
     for layer in tr.net.compute_layers:

@@ -31,6 +31,20 @@ def test_plan_json_to_stdout_is_pure_json(model, capsys):
     assert data["cluster"]["boards"] == ["zcu102", "zcu102"]
 
 
+def test_plan_gives_the_generated_design_figures_or_why_not(model, tmp_path, capsys):
+    from fpdeep.examples import build_vgg16
+
+    assert main(["plan", model, "--board", "zcu102", "--boards", "2", "--batch", "4",
+                 "--json", str(tmp_path / "p.json")]) == 0
+    assert "generated design (image-at-a-time pipeline" in capsys.readouterr().out
+    g = json.loads((tmp_path / "p.json").read_text())["generated"]
+    assert g["batch"] == 4 and g["batch_cycles"] == g["first_image_cycles"] + 3 * g["ii_cycles"]
+    assert g["ii_cycles"] >= json.loads((tmp_path / "p.json").read_text())["totals"]["ii_cycles"]
+    vgg = save(build_vgg16(), tmp_path)  # 1000 classes: more than the loss unit takes
+    assert main(["plan", str(vgg), "--board", "vcu118", "--boards", "8", "--json", "-"]) == 0
+    assert "fewer than 256 classes" in json.loads(capsys.readouterr().out)["generated"]["error"]
+
+
 def test_plan_mixed_chain(model, capsys):
     assert main(["plan", model, "--board", "vc709,vcu118", "--boards", "2"]) == 0
     assert "2 x vc709, vcu118" in capsys.readouterr().out

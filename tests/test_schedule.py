@@ -41,14 +41,13 @@ def test_single_fc_step_matches_a_hand_count(tmp_path):
     run = -(-3 // tm) * -(-4 // tn) + perf.ENGINE_LATENCY + 1  # + the start pulse
     wg_run = -(-3 // fc["engines"]["wg"]["tm"]) * -(-4 // fc["engines"]["wg"]["tn"]) \
         + perf.ENGINE_LATENCY + 1
-    flatten = 1 * 4 + 4                  # flatten unit: 4 elements + pipeline
     fp = (4 + 1) + run + (3 + 1)         # FP engine: x in, run, y out
     loss = 3 * (48 + 4) + 1              # loss unit on 3 logits: 48-bit division per class
     wg = (4 + 1) + wg_run                # WG: x and dy in (4 beats), run, results held
     load, flush, sgd = 12 + 1, 15 + 1, 15 + 2 * 2  # weights in; WG sums out; SGD streams
-    assert flatten < load and fp < loss and wg < loss
-    # Image 1's flatten runs during the weight load and its FP during image 0's loss; the loss
-    # unit is the bottleneck: image 1's loss starts when image 0's ends.
+    assert fp < loss and wg < loss
+    # Image 1's FP runs during image 0's loss; the loss unit is the bottleneck: image 1's loss
+    # starts when image 0's ends. Flatten costs nothing (the stream already is the vector).
     expected = load + fp + 2 * loss + wg + flush + sgd
     tasks = schedule(d, network, batch=2)
     assert step_cycles(tasks, links=[]) == expected
@@ -57,6 +56,7 @@ def test_single_fc_step_matches_a_hand_count(tmp_path):
     assert figures.batch_cycles(2) == expected
     # the first compute layer has no BP engine and nothing is sent to the input
     assert not any(t.what == "bp" and t.kind == "engine" for t in tasks)
+    assert {t.kind for t in tasks if t.layer == network.layers[0].name} == set()  # Flatten
 
 
 def test_timeline_keeps_dependencies_and_one_task_per_resource():
