@@ -37,10 +37,12 @@ from fpdeep.ir import Network, Op
 
 # Protocol overheads of one engine task, in cycles (see sim/tb_cluster.py): a load needs one
 # cycle after its last beat to drop valid; a run is timed from the start pulse's edge to the
-# edge after done; a drain needs one cycle to raise ready before the first beat.
+# edge after done; a drain needs one cycle to raise ready before the first beat; a flush is
+# one pulse cycle before its drain.
 LOAD_OVERHEAD = 1
 START_OVERHEAD = 1
 DRAIN_OVERHEAD = 1
+FLUSH_OVERHEAD = 1
 # Layers without an RTL unit that the controller still plays (a Sum of more than two inputs)
 # are timed as streaming one element per cycle after a short pipeline.
 UNIT_LATENCY = 4
@@ -109,6 +111,8 @@ def task_cycles(task: Task, *, links: Sequence[Mapping[str, int]]) -> int:
             cycles += task.run + START_OVERHEAD
         if task.drain:
             cycles += task.drain + DRAIN_OVERHEAD
+        if task.kind == "flush":
+            cycles += FLUSH_OVERHEAD
         return cycles
     if task.kind == "unit" and task.rtl in ("relu", "add", "fanout"):
         return task.elements + STREAM_OVERHEAD

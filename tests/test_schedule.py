@@ -44,7 +44,8 @@ def test_single_fc_step_matches_a_hand_count(tmp_path):
     fp = (4 + 1) + run + (3 + 1)         # FP engine: x in, run, y out
     loss = 3 * (48 + 4) + 1              # loss unit on 3 logits: 48-bit division per class
     wg = (4 + 1) + wg_run                # WG: x and dy in (4 beats), run, results held
-    load, flush, sgd = 12 + 1, 15 + 1, 15 + 2 * 2  # weights in; WG sums out; SGD streams
+    # weights in; flush pulse and WG sums out; SGD streams weight and bias
+    load, flush, sgd = 12 + 1, 1 + 15 + 1, 15 + 2 * 2
     assert fp < loss and wg < loss
     # Image 1's FP runs during image 0's loss; the loss unit is the bottleneck: image 1's loss
     # starts when image 0's ends. Flatten costs nothing (the stream already is the vector).
