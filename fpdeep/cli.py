@@ -197,6 +197,9 @@ def _build_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", required=True, metavar="DIR",
                         help="the folder to write (refused if it holds files fpdeep did not write)")
     parser.add_argument("--force", action="store_true", help="replace DIR whatever it holds")
+    parser.add_argument("--loss", choices=("softmax_ce", "mse"), default="softmax_ce",
+                        help="the training loss at the logits: softmax cross-entropy (default) "
+                        "or mean squared error against the one-hot label")
 
 
 def build_folder(args: argparse.Namespace) -> Path:
@@ -216,7 +219,7 @@ def build_folder(args: argparse.Namespace) -> Path:
     except OSError as exc:
         raise FpdeepError(f"cannot read {args.model!r}: {exc.strerror}") from exc
     return build(network, result, args.output, model_bytes=model_bytes,
-                 input_shape=args.input_shape, force=args.force)
+                 input_shape=args.input_shape, force=args.force, loss=args.loss)
 
 
 def _build(args: argparse.Namespace) -> int:

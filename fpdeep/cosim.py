@@ -119,12 +119,13 @@ def _first_difference(got: np.ndarray, want: np.ndarray) -> str:
 
 
 def compare(network: Network, record: Mapping[str, np.ndarray], weights: dict[str, np.ndarray],
-            x: np.ndarray, y: np.ndarray, *, steps: int, lr: float) -> tuple[list[str], list]:
+            x: np.ndarray, y: np.ndarray, *, steps: int, lr: float,
+            loss: str = "softmax_ce") -> tuple[list[str], list]:
     """Golden steps from ``weights``; every recorded tensor checked. (mismatches, losses)."""
     mismatches: list[str] = []
     losses = []
     for step in range(steps):
-        res = train_step(network, weights, x, y, lr=lr)
+        res = train_step(network, weights, x, y, lr=lr, loss=loss)
         losses.append(res.loss)
         for layer in network.layers:
             if layer.op is Op.SOFTMAX:
@@ -230,7 +231,7 @@ def simulate(folder: str | Path, *, options: SimOptions, data: str | Path | None
         record = {k: f[k] for k in f.files}
     say("comparing with the golden model")
     mismatches, losses = compare(network, record, weights, x, y, steps=options.steps,
-                                 lr=options.lr)
+                                 lr=options.lr, loss=design["build"]["loss"])
     clock = design["clock_mhz"]
     generated = plan.get("generated") or pipeline_figures(design, network).as_dict()
     modelled = generated["first_image_cycles"] + (batch - 1) * generated["ii_cycles"]

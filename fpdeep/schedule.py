@@ -69,7 +69,8 @@ class Task:
 
     kind: str
     board: int
-    what: str  # fp, bp, wg, load (weights), flush, loss, sum (partial errors), sgd, link
+    what: str  # fp, bp, wg, load (weights), flush, loss (softmax CE) or mse, sum (partial
+    # errors), sgd, act or err (links)
     layer: str = ""
     engine: str = ""  # engine ident for engine tasks
     image: int = -1
@@ -118,6 +119,8 @@ def task_cycles(task: Task, *, links: Sequence[Mapping[str, int]]) -> int:
         return task.elements + STREAM_OVERHEAD
     if task.kind == "unit" and task.rtl == "sgd":
         return task.elements + task.tensors * SGD_OVERHEAD
+    if task.kind == "unit" and task.rtl == "loss" and task.what == "mse":
+        return 2 * task.elements + LOSS_OVERHEAD  # load the logits, then one error per cycle
     if task.kind == "unit" and task.rtl == "loss":
         # per class: load, exp, a restoring division of one bit per cycle and the emit
         return task.elements * (LOSS_DIVIDER_BITS + 4) + LOSS_OVERHEAD
@@ -221,6 +224,8 @@ class _StepGraph:
         self.psums = {u["layer"]: u["ident"] for _, u in units if u["kind"] == "psum"}
         self.board_units = {(b, u["kind"]): u["ident"] for b, u in units
                             if u["kind"] in ("sgd", "loss")}
+        self.loss = next((u["info"].get("loss", "softmax_ce") for _, u in units
+                          if u["kind"] == "loss"), "softmax_ce")
         self.layers = [layer for layer in network.layers if layer.op is not Op.SOFTMAX]
         self.shapes = {network.input_name: network.input_shape}
         self.shapes.update({layer.output: layer.out_shape for layer in self.layers})
@@ -353,7 +358,8 @@ class _StepGraph:
         last = self.layers[-1]
         logits = self.canon(last.output)
         board = self.homes[logits]
-        loss = Task("unit", board, "loss", last.name, image=self.image,
+        loss = Task("unit", board, "mse" if self.loss == "mse" else "loss", last.name,
+                    image=self.image,
                     elements=_elements(self.shapes[logits]), rtl="loss",
                     resource=f"{board}:{self.board_units[(board, 'loss')]}")
         self.errors[logits] = {board: [self.add(loss, self.acts[logits][board])]}

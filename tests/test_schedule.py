@@ -125,3 +125,22 @@ def test_schedule_rejects_bad_batch(tmp_path):
     plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=1), batch=2)
     with pytest.raises(FpdeepError, match="batch must be a positive integer"):
         schedule(design_json(design(network, plan)), network, batch=0)
+
+
+def test_mse_loss_unit_constants_and_cost(tmp_path):
+    from fpdeep.codegen.units import SHIFT_BITS
+    from fpdeep.golden.numerics import Numerics, scale_constant
+
+    network = _fc_net(tmp_path)
+    plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=1), batch=2)
+    built = design(network, plan, loss="mse")
+    (unit,) = [u for b in built.boards for u in b.units if u.kind == "loss"]
+    m, r = scale_constant(2 / 3)  # 2/N for 3 classes (numerics: the MSE error)
+    fz = Numerics().fmt("act", "gemm3").frac
+    fe = Numerics().fmt("err", "gemm3").frac
+    assert unit.forward["cfg_kind"] == 1 and unit.forward["cfg_mse_m"] == m
+    assert unit.forward["cfg_mse_shift"] == (fz + r - fe) % (1 << SHIFT_BITS)
+    tasks = schedule(design_json(built), network, batch=1)
+    (loss,) = [t for t in tasks if t.rtl == "loss"]
+    # the logits in, then one error per cycle
+    assert loss.what == "mse" and task_cycles(loss, links=[]) == 2 * 3 + 1

@@ -163,8 +163,10 @@ def _check_width(numerics: Numerics, network: Network) -> int:
     return widths.pop()
 
 
-def design(network: Network, plan: Plan, *, numerics: Numerics | None = None) -> Design:
-    """The engines of every board of ``plan`` for ``network`` (the network the plan was made of)."""
+def design(network: Network, plan: Plan, *, numerics: Numerics | None = None,
+           loss: str = "softmax_ce") -> Design:
+    """The engines of every board of ``plan`` for ``network`` (the network the plan was made of),
+    with the ``loss`` error unit ("softmax_ce" or "mse") where the logits are."""
     numerics = numerics or Numerics()
     if plan.model != network.name:
         raise FpdeepError(
@@ -236,7 +238,7 @@ def design(network: Network, plan: Plan, *, numerics: Numerics | None = None) ->
     last = [layer for layer in network.layers if layer.op is not Op.SOFTMAX][-1]
     units[homes[last.output]].append(loss_unit(
         network, last.output, classes=math.prod(last.out_shape),
-        ident=namer("loss"), board=homes[last.output], numerics=numerics))
+        ident=namer("loss"), board=homes[last.output], numerics=numerics, loss=loss))
     # a layer split over several slices sums its raw partial input errors where its input is
     for layer in network.compute_layers:
         parts = [(b, sd) for b in boards for sd in b.slices if sd.layer == layer.name]

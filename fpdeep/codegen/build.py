@@ -43,12 +43,13 @@ def _json(data: Any) -> str:
 
 def build(network: Network, plan: Plan, out: str | Path, *, model_bytes: bytes,
           input_shape: tuple[int, ...] | None = None, force: bool = False,
-          numerics: Numerics | None = None) -> Path:
+          numerics: Numerics | None = None, loss: str = "softmax_ce") -> Path:
     """Write the build folder ``out`` for ``network`` placed by ``plan``; returns its path.
 
-    ``model_bytes`` is the ONNX file, copied so the folder can be simulated on its own.
+    ``model_bytes`` is the ONNX file, copied so the folder can be simulated on its own;
+    ``loss`` is the training loss at the logits ("softmax_ce" or "mse").
     """
-    d = design(network, plan, numerics=numerics)
+    d = design(network, plan, numerics=numerics, loss=loss)
     hw = data_dir("hw")
     sources = {name: (hw / f"{name}.sv").read_bytes() for name in HW_MODULES}
     with staged_output(out, force=force) as stage:
@@ -56,7 +57,7 @@ def build(network: Network, plan: Plan, out: str | Path, *, model_bytes: bytes,
         stage.write("plan.json", _json(plan_json(plan, pipeline_figures(design_json(d), network))))
         info = {"model_file": "model.onnx",
                 "input_shape": list(input_shape) if input_shape else None,
-                "loss": "softmax_ce"}
+                "loss": loss}
         stage.write("design.json", _json({**design_json(d), "build": info}))
         sources["fpdeep_link_model"] = (hw / "fpdeep_link_model.sv").read_bytes()
         for name, data in sources.items():

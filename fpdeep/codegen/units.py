@@ -20,7 +20,8 @@ from typing import Any
 
 from fpdeep.engine import AFFINE_BITS, COUNT_BITS
 from fpdeep.errors import FpdeepError
-from fpdeep.golden.numerics import Numerics
+from fpdeep.golden.loss import LOSSES
+from fpdeep.golden.numerics import Numerics, scale_constant
 from fpdeep.ir import Layer, Network, Op
 from fpdeep.pool_engine import RECIP_BITS, TAP_BITS, PoolShape, pool_config
 
@@ -156,18 +157,23 @@ LOSS_DIVIDER_BITS = 48
 
 
 def loss_unit(network: Network, logits: str, *, classes: int, ident: str, board: int,
-              numerics: Numerics) -> UnitDesign:
-    """The softmax cross-entropy error at the logits (fpdeep_loss, numerics §10.1)."""
+              numerics: Numerics, loss: str = "softmax_ce") -> UnitDesign:
+    """The error at the logits (fpdeep_loss): softmax cross-entropy (numerics §10.1) or MSE
+    (the difference times the 16-bit constant of 2/N)."""
+    if loss not in LOSSES:
+        raise FpdeepError(f"loss {loss!r} is not supported; choose one of {', '.join(LOSSES)}")
     if classes >= 1 << LOSS_LABEL_BITS:
         raise FpdeepError(f"the loss unit takes fewer than {1 << LOSS_LABEL_BITS} classes, "
                           f"the network has {classes}")
     owner = _owner(network, logits)
     fz, fe = numerics.fmt("act", owner).frac, numerics.fmt("err", owner).frac
+    mse_m, mse_r = scale_constant(2 / classes) if loss == "mse" else (0, 0)
+    mse_shift = (fz + mse_r - fe) % (1 << SHIFT_BITS) if loss == "mse" else 0
     return UnitDesign("loss", logits, ident, board, {"NMAX": _pow2(classes)},
-                      {"cfg_kind": 0, "cfg_n": classes,
+                      {"cfg_kind": int(loss == "mse"), "cfg_n": classes,
                        "cfg_ushift": (fz + 15 - 16) % (1 << SHIFT_BITS), "cfg_fe": fe,
-                       "cfg_fz": fz, "cfg_mse_m": 0, "cfg_mse_shift": 0},
-                      {}, {"elements": classes})
+                       "cfg_fz": fz, "cfg_mse_m": mse_m, "cfg_mse_shift": mse_shift},
+                      {}, {"elements": classes, "loss": loss})
 
 
 LOSS_CFG_WIDTHS = {"cfg_kind": 1, "cfg_n": LOSS_LABEL_BITS, "cfg_ushift": SHIFT_BITS,
