@@ -19,6 +19,9 @@ def load_outcome(folder: str | Path) -> tuple[dict[str, Any], dict[str, Any] | N
                           "create one with `fpdeep build MODEL ... -o DIR`")
     result_file = root / "sim" / "result.json"
     result = json.loads(result_file.read_text()) if result_file.is_file() else None
+    if result is not None and "planner_ii_cycles" not in result:
+        raise FpdeepError(f"{result_file} was written by an older fpdeep; run `fpdeep sim "
+                          f"{root}` again for the figures this report compares")
     return json.loads(plan_file.read_text()), result
 
 

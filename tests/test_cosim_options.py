@@ -90,3 +90,19 @@ def test_report_before_and_after_a_simulation(tmp_path, capsys):
     assert data["comparison"]["ideal_pipeline_cycles"] == 3 * t["ii_cycles"] + t["latency_cycles"]
     g = plan["generated"]  # the planner's figures of the generated design, in the build
     assert g["batch_cycles"] == g["first_image_cycles"] + 3 * g["ii_cycles"]
+
+
+def test_report_asks_for_a_new_simulation_of_an_old_result(tmp_path, capsys):
+    import json
+
+    out = tmp_path / "b"
+    assert main(["build", str(DIGITS), "--board", "zcu102", "--boards", "1", "-o", str(out)]) == 0
+    (out / "sim").mkdir(exist_ok=True)
+    old = {"match": True, "mismatches": [], "steps": 1, "batch": 4, "cycles": [30000],
+           "modelled_cycles": 29000, "cycle_error": 0.03, "images_per_s_at_clock": 1.0,
+           "loss": [2.3], "engine_phases": {"measured": 1, "modelled": 1}}
+    (out / "sim" / "result.json").write_text(json.dumps(old))
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "written by an older fpdeep" in err and "fpdeep sim" in err
