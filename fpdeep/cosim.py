@@ -24,6 +24,7 @@ from fpdeep.golden import train_step, weight_formats
 from fpdeep.golden.step import trainable_refs
 from fpdeep.ir import Network, Op
 from fpdeep.schedule import pipeline_figures, schedule, step_cycles
+from fpdeep.sim_report import ideal_batch_cycles
 
 RESULT_FILE = "result.json"
 DEFAULT_MAX_CYCLES = 2_000_000
@@ -233,8 +234,8 @@ def simulate(folder: str | Path, *, options: SimOptions, data: str | Path | None
     mismatches, losses = compare(network, record, weights, x, y, steps=options.steps,
                                  lr=options.lr, loss=design["build"]["loss"])
     clock = design["clock_mhz"]
-    generated = plan.get("generated") or pipeline_figures(design, network).as_dict()
-    modelled = generated["first_image_cycles"] + (batch - 1) * generated["ii_cycles"]
+    figures = pipeline_figures(design, network)  # the planner's figures, as in plan.json
+    modelled = figures.batch_cycles(batch)
     cycles = [s["cycles"] for s in tb["steps"]]
     mean = sum(cycles) / len(cycles)
     result = {
@@ -248,11 +249,11 @@ def simulate(folder: str | Path, *, options: SimOptions, data: str | Path | None
         "images_per_s_at_clock": batch * clock * 1e6 / mean,
         "loss": losses,
         "clock_mhz": clock,
-        "planner_ii_cycles": generated["ii_cycles"],
-        "planner_bottleneck": generated["bottleneck"],
+        "planner_ii_cycles": figures.ii_cycles,
+        "planner_bottleneck": figures.bottleneck,
         "timeline_cycles": step_cycles(schedule(design, network, batch=batch),
                                        links=design["links"]),
-        "ideal_pipeline_cycles": _ideal_batch_cycles(plan, batch),
+        "ideal_pipeline_cycles": ideal_batch_cycles(plan["totals"], batch),
         "engine_tasks": _engine_task_figures(tb["steps"][0]["tasks"]),
         "breakdown": _breakdown(tb["steps"][0]["tasks"]),
         "rtl": RTL_PARTS,
@@ -274,13 +275,6 @@ def simulate(folder: str | Path, *, options: SimOptions, data: str | Path | None
                     .reshape(ref.shape)
         np.savez(dump_weights, **out)
     return result
-
-
-def _ideal_batch_cycles(plan: Mapping[str, Any], batch: int) -> int:
-    """The planner's figure for an ideal pipeline (streams overlapped with compute, element-wise
-    work free), (B-1)*II + latency: what the hardware could reach, for the report."""
-    t = plan["totals"]
-    return (batch - 1) * t["ii_cycles"] + t["latency_cycles"]
 
 
 def _breakdown(tasks: list) -> dict[str, dict[str, int]]:

@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from fpdeep import __version__
+from fpdeep import __version__, perf
 from fpdeep.errors import FpdeepError
 from fpdeep.planner import PASSES, BoardPlan, Plan
 from fpdeep.schedule import PipelineFigures
@@ -50,7 +50,8 @@ def generated_json(generated: PipelineFigures | str, *, batch: int,
         return {"error": generated}
     cycles = generated.batch_cycles(batch)
     return {**generated.as_dict(), "batch": batch, "batch_cycles": cycles,
-            "images_per_s_batch": batch * clock_mhz * 1e6 / cycles}
+            "images_per_s_batch": perf.images_per_second_batch(
+                batch=batch, batch_cycles=cycles, clock_mhz=clock_mhz)}
 
 
 def _generated_text(generated: PipelineFigures | str, *, batch: int, clock_mhz: float) -> str:

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import heapq
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fpdeep import perf
-from fpdeep.codegen.board import design, design_json
+from fpdeep.codegen import board as codegen_board
 from fpdeep.codegen.units import LOSS_DIVIDER_BITS
 from fpdeep.errors import FpdeepError, require_positive_int
 from fpdeep.golden.step import needs_error
@@ -47,9 +48,8 @@ FLUSH_OVERHEAD = 1
 # are timed as streaming one element per cycle after a short pipeline.
 UNIT_LATENCY = 4
 # RTL streaming units, input and output streams running together: ReLU, Add, fan-in, fan-out
-# and SGD units have
-# one output register, plus one cycle to see the first beat and one to drop valid after the
-# last (measured in the cluster simulation).
+# and SGD units have one output register, plus one cycle to see the first beat and one to drop
+# valid after the last (measured in the cluster simulation).
 STREAM_OVERHEAD = 2
 SGD_OVERHEAD = 2
 # The loss unit's cycles beyond its per-class work (measured in the cluster simulation).
@@ -82,13 +82,31 @@ class Task:
     tensors: int = 0  # sgd: tensors streamed through the unit
     dst: int = -1  # links: receiving board (one hop)
     bytes: int = 0  # links: payload
-    item: str = ""  # links: the payload ("act:T", "act:T[lo:hi]", "err:T[lo:hi]", "err:T<L",
-    # "psum:L[lo:hi]"); see ``_StepGraph``
+    item: str = ""  # links: the payload (``item``, ``contribution_item``)
     resource: str = ""  # the engine, unit or link direction it occupies
     deps: tuple[int, ...] = ()  # indices of the tasks it waits for
 
 
 KINDS = ("engine", "flush", "unit", "link")
+
+
+# The items a link carries, also the keys under which the controller keeps each board's data.
+def item(kind: str, name: str, lo: int | None = None, hi: int | None = None) -> str:
+    """``kind`` "act" (activation), "err" (error) or "psum" (raw partial input errors) of
+    tensor or layer ``name``, whole or channels ``lo:hi``: "act:T", "err:T[0:4]"."""
+    return f"{kind}:{name}" if lo is None else f"{kind}:{name}[{lo}:{hi}]"
+
+
+def contribution_item(tensor: str, consumer: str) -> str:
+    """Layer ``consumer``'s error contribution to ``tensor``: "err:T<L"."""
+    return f"err:{tensor}<{consumer}"
+
+
+def parse_item(text: str) -> tuple[str, str, tuple[int, int] | None]:
+    """(kind, name, channel range or None) of an item made by ``item``."""
+    kind, name = text.split(":", 1)
+    match = re.fullmatch(r"(.+)\[(\d+):(\d+)\]", name)
+    return (kind, match[1], (int(match[2]), int(match[3]))) if match else (kind, name, None)
 
 
 def hop_cycles(words: int, link: Mapping[str, int]) -> int:
@@ -227,8 +245,6 @@ class _StepGraph:
         self.loss = next((u["info"].get("loss", "softmax_ce") for _, u in units
                           if u["kind"] == "loss"), "softmax_ce")
         self.layers = [layer for layer in network.layers if layer.op is not Op.SOFTMAX]
-        self.shapes = {network.input_name: network.input_shape}
-        self.shapes.update({layer.output: layer.out_shape for layer in self.layers})
         self.tasks: list[Task] = []
         self.loaded: dict[str, int] = {}  # engine ident -> its weight load
         self.wg: dict[str, list[int]] = {}  # WG engine ident -> its tasks
@@ -240,6 +256,10 @@ class _StepGraph:
 
     def canon(self, tensor: str) -> str:
         return self.alias.get(tensor, tensor)
+
+    def size_of(self, tensor: str) -> int:
+        """Elements per image of ``tensor``."""
+        return _elements(self.network.tensors[tensor].shape)
 
     def add(self, task: Task, deps: Sequence[int]) -> int:
         self.tasks.append(replace(task, deps=tuple(sorted(set(deps)))))
@@ -253,14 +273,15 @@ class _StepGraph:
                              e["cycles"] + perf.ENGINE_LATENCY, e["out_beats"] if drain else 0,
                              resource=f"{board}:{e['ident']}"), deps)
 
-    def send(self, src: int, dst: int, deps: list[int], item: str, nbytes: int,
+    def send(self, src: int, dst: int, deps: list[int], payload: str, nbytes: int,
              have: dict[int, list[int]] | None = None) -> list[int]:
-        """Tasks after which ``item`` made on ``src`` (once ``deps`` are done) is on ``dst``:
-        hop by hop, store and forward; ``have`` records it on every board it passes."""
+        """Tasks after which ``payload`` (an item) made on ``src`` (once ``deps`` are done) is
+        on ``dst``: hop by hop, store and forward; ``have`` records it on every board it
+        passes."""
         step = 1 if dst > src else -1
-        what = "act" if item.startswith("act:") else "err"
+        what = "act" if parse_item(payload)[0] == "act" else "err"
         for a in range(src, dst, step):
-            deps = [self.add(Task("link", a, what, item=item, image=self.image, dst=a + step,
+            deps = [self.add(Task("link", a, what, item=payload, image=self.image, dst=a + step,
                                   bytes=nbytes, resource=f"link:{a}>{a + step}"), deps)]
             if have is not None:
                 have[a + step] = deps
@@ -272,8 +293,8 @@ class _StepGraph:
         have = self.acts[tensor]
         if dst not in have:
             src = min(have, key=lambda b: abs(b - dst))
-            self.send(src, dst, have[src], f"act:{tensor}",
-                      _elements(self.shapes[tensor]) * ELEM_BYTES, have)
+            self.send(src, dst, have[src], item("act", tensor),
+                      self.size_of(tensor) * ELEM_BYTES, have)
         return have[dst]
 
     def error_at_home(self, tensor: str) -> list[int]:
@@ -293,9 +314,10 @@ class _StepGraph:
     def contribute(self, tensor: str, consumer: str, board: int, deps: list[int]) -> None:
         """The error contribution of layer ``consumer`` to ``tensor``, made on ``board``, goes
         to the tensor's home."""
-        nbytes = _elements(self.shapes[tensor]) * ELEM_BYTES
+        nbytes = self.size_of(tensor) * ELEM_BYTES
         self.contributions.setdefault(tensor, []).extend(
-            self.send(board, self.homes[tensor], deps, f"err:{tensor}<{consumer}", nbytes))
+            self.send(board, self.homes[tensor], deps, contribution_item(tensor, consumer),
+                      nbytes))
 
     def build(self, batch: int) -> list[Task]:
         # Weights (and biases) into the FP and BP engine banks, once per mini-batch.
@@ -344,12 +366,12 @@ class _StepGraph:
                             self.loaded[s["engines"]["fp"]["ident"]]]
                     fp = self.engine(board, s, "fp", deps)
                     outs += self.send(board, home, [fp],
-                                      f"act:{layer.output}[{s['lo']}:{s['hi']}]",
+                                      item("act", layer.output, s["lo"], s["hi"]),
                                       _slice_elems(layer, s) * ELEM_BYTES)
                 self.acts[layer.output] = {home: outs}
             else:
                 deps = [d for name in layer.inputs for d in self.act_at(self.canon(name), home)]
-                elements = sum(_elements(self.shapes[n]) for n in layer.inputs)
+                elements = sum(self.size_of(n) for n in layer.inputs)
                 task = _unit_task(self.units.get(layer.name), home, "fp", layer.name,
                                   self.image, elements)
                 self.acts[layer.output] = {home: [self.add(task, deps)]}
@@ -360,7 +382,7 @@ class _StepGraph:
         board = self.homes[logits]
         loss = Task("unit", board, "mse" if self.loss == "mse" else "loss", last.name,
                     image=self.image,
-                    elements=_elements(self.shapes[logits]), rtl="loss",
+                    elements=self.size_of(logits), rtl="loss",
                     resource=f"{board}:{self.board_units[(board, 'loss')]}")
         self.errors[logits] = {board: [self.add(loss, self.acts[logits][board])]}
         for layer in reversed(self.layers):
@@ -384,7 +406,7 @@ class _StepGraph:
         at_home = self.error_at_home(layer.output)
         bps = []
         for board, s in self.slices[layer.name]:
-            e_at = self.send(home, board, at_home, f"err:{layer.output}[{s['lo']}:{s['hi']}]",
+            e_at = self.send(home, board, at_home, item("err", layer.output, s["lo"], s["hi"]),
                              _slice_elems(layer, s) * ELEM_BYTES)
             self.wg.setdefault(s["engines"]["wg"]["ident"], []).append(
                 self.engine(board, s, "wg", e_at, drain=False))
@@ -394,13 +416,13 @@ class _StepGraph:
         if not bps:
             return
         src = self.canon(layer.inputs[0])
-        n_in = _elements(self.shapes[src])
+        n_in = self.size_of(src)
         if len(bps) == 1:
             self.contribute(src, layer.name, bps[0][0], [bps[0][2]])
             return
         dst = self.homes[src]
         parts = [d for board, s, bp in bps for d in self.send(
-            board, dst, [bp], f"psum:{layer.name}[{s['lo']}:{s['hi']}]", n_in * RAW_BYTES)]
+            board, dst, [bp], item("psum", layer.name, s["lo"], s["hi"]), n_in * RAW_BYTES)]
         total = Task("unit", dst, "sum", layer.name, image=self.image, elements=n_in,
                      rtl="psum", tensors=len(bps) - 1, resource=f"{dst}:{self.psums[layer.name]}")
         self.contributions.setdefault(src, []).append(self.add(total, parts))
@@ -430,7 +452,6 @@ def _slice_elems(layer: Any, s: Mapping[str, Any]) -> int:
     """Output elements per image of one slice of a compute layer."""
     per_channel = _elements(layer.out_shape) // layer.out_shape[0]
     return (s["hi"] - s["lo"]) * per_channel
-
 
 
 @dataclass(frozen=True)
@@ -467,4 +488,5 @@ def pipeline_figures(design: Mapping[str, Any], network: Network) -> PipelineFig
 def generated_figures(network: Network, plan: Any) -> PipelineFigures:
     """The pipeline figures of the design ``fpdeep build`` generates for ``plan``; an
     FpdeepError says why a plan cannot be generated."""
-    return pipeline_figures(design_json(design(network, plan)), network)
+    built = codegen_board.design(network, plan)
+    return pipeline_figures(codegen_board.design_json(built), network)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from fpdeep import perf
 from fpdeep.errors import FpdeepError
 from fpdeep.tables import format_table
 
@@ -25,6 +27,18 @@ def load_outcome(folder: str | Path) -> tuple[dict[str, Any], dict[str, Any] | N
     return json.loads(plan_file.read_text()), result
 
 
+def ideal_batch_cycles(totals: Mapping[str, Any], batch: int) -> int:
+    """The planner's figure for an ideal pipeline (streams overlapped with compute, element-wise
+    work free), (B-1)*II + latency from plan.json's totals: what the hardware could reach."""
+    return perf.batch_cycles(batch=batch, ii_cycles=totals["ii_cycles"],
+                             latency_cycles=totals["latency_cycles"], update_cycles=0)
+
+
+def _per_s(batch: int, cycles: int, totals: Mapping[str, Any]) -> float:
+    return perf.images_per_second_batch(batch=batch, batch_cycles=cycles,
+                                        clock_mhz=totals["clock_mhz"])
+
+
 def outcome_json(plan: dict[str, Any], result: dict[str, Any] | None) -> dict[str, Any]:
     """Plan totals and measured figures side by side (the `--json` form of the report)."""
     t = plan["totals"]
@@ -34,9 +48,9 @@ def outcome_json(plan: dict[str, Any], result: dict[str, Any] | None) -> dict[st
         batch = result["batch"]
         out["comparison"] = {
             "planner_batch_cycles": result["modelled_cycles"],
-            "ideal_pipeline_cycles": (batch - 1) * t["ii_cycles"] + t["latency_cycles"],
+            "ideal_pipeline_cycles": ideal_batch_cycles(t, batch),
             "measured_cycles": result["cycles"],
-            "planner_images_per_s": batch * t["clock_mhz"] * 1e6 / result["modelled_cycles"],
+            "planner_images_per_s": _per_s(batch, result["modelled_cycles"], t),
             "measured_images_per_s": result["images_per_s_at_clock"],
         }
     return out
@@ -51,14 +65,13 @@ def outcome_text(plan: dict[str, Any], result: dict[str, Any] | None) -> str:
         lines.append("not simulated yet: run `fpdeep sim DIR` for the measured figures")
         return "\n".join(lines) + "\n"
     batch = result["batch"]
-    ideal = (batch - 1) * t["ii_cycles"] + t["latency_cycles"]
+    ideal = ideal_batch_cycles(t, batch)
     measured = sum(result["cycles"]) / len(result["cycles"])
-    clock = t["clock_mhz"]
     modelled = result["modelled_cycles"]
     rows = [
         [f"cycles per step (batch {batch})", f"{modelled:,}", f"{measured:,.0f}", f"{ideal:,}"],
-        ["images/s", f"{batch * clock * 1e6 / modelled:,.0f}",
-         f"{result['images_per_s_at_clock']:,.0f}", f"{batch * clock * 1e6 / ideal:,.0f}"],
+        ["images/s", f"{_per_s(batch, modelled, t):,.0f}",
+         f"{result['images_per_s_at_clock']:,.0f}", f"{_per_s(batch, ideal, t):,.0f}"],
         ["II (cycles per image)", f"{result['planner_ii_cycles']:,}", "", f"{t['ii_cycles']:,}"],
         ["engine tasks (cycles, summed)", f"{result['engine_tasks']['modelled']:,}",
          f"{result['engine_tasks']['measured']:,}", ""],

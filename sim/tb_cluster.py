@@ -16,7 +16,6 @@ ends the run with a message naming the board, the engine and the stream.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import cocotb
@@ -34,7 +33,10 @@ from fpdeep.ir import Op
 from fpdeep.schedule import (
     ELEM_BYTES,
     RAW_BYTES,
+    contribution_item,
+    item,
     link_hops,
+    parse_item,
     schedule,
     stream_aliases,
     task_cycles,
@@ -170,10 +172,10 @@ class Trainer:
     """The data side: activations, errors, accumulators and weights as integers.
 
     Every tensor lives on a board: ``local[image][(item, board)]`` with the items the links of
-    ``fpdeep.schedule`` carry ("act:T", "act:T[lo:hi]" a slice's output, "err:T[lo:hi]" a
-    slice's output error, "err:T<L" layer L's error contribution to T, "psum:L[lo:hi]" raw
-    partial input errors). A task reads its operands on its own board; only a link task moves
-    data between boards, through the RTL link framing and link models.
+    ``fpdeep.schedule`` carry (``item``, ``contribution_item``: a tensor, a slice's output or
+    output error, a layer's error contribution, raw partial input errors). A task reads its
+    operands on its own board; only a link task moves data between boards, through the RTL link
+    framing and link models.
     """
 
     def __init__(self, args: dict, design: dict) -> None:
@@ -195,15 +197,13 @@ class Trainer:
                        for b in design["boards"] for s in b["slices"]}
         self.units = {u["layer"]: u for b in design["boards"] for u in b["units"]
                       if u["kind"] not in ("sgd", "fanin", "psum", "loss")}
-        self.fan_ins = {u["layer"]: u for b in design["boards"] for u in b["units"]
+        self.alias = stream_aliases(self.net)  # Flatten/Identity outputs: their input's stream
+        # keyed like the schedule's fan-in tasks: by the tensor whose stream it is
+        self.fan_ins = {self.canon(u["layer"]): u for b in design["boards"] for u in b["units"]
                         if u["kind"] == "fanin"}
         self.psums = {u["layer"]: u for b in design["boards"] for u in b["units"]
                       if u["kind"] == "psum"}
         self.homes = dict(design["homes"])
-        self.alias = stream_aliases(self.net)  # Flatten/Identity outputs: their input's stream
-        self.shapes = {self.net.input_name: tuple(self.net.input_shape)}
-        self.shapes.update({layer.output: tuple(layer.out_shape) for layer in self.net.layers})
-        self.producer = {layer.output: layer.name for layer in self.net.layers}
         self.order = {layer.name: k for k, layer in enumerate(self.net.layers)}
         self.ranges: dict[str, list[tuple[int, int]]] = {}
         for name, lo in sorted(self.slices):
@@ -212,55 +212,58 @@ class Trainer:
     def begin_step(self) -> None:
         source = self.homes[self.net.input_name]
         self.local: list[dict[tuple[str, int], np.ndarray]] = [
-            {(f"act:{self.net.input_name}", source): self.x[i]} for i in range(self.batch)]
+            {(item("act", self.net.input_name), source): self.x[i]} for i in range(self.batch)]
         self.errs: list[dict[str, np.ndarray]] = [{} for _ in range(self.batch)]
         self.input_errors: dict[str, list] = {}
         self.argmax: list[dict[str, list[int]]] = [{} for _ in range(self.batch)]
         self.accs: dict[tuple[str, int], np.ndarray] = {}
 
-    def put(self, i: int, item: str, board: int, value: np.ndarray) -> None:
-        self.local[i][(item, board)] = value
+    def put(self, i: int, key: str, board: int, value: np.ndarray) -> None:
+        self.local[i][(key, board)] = value
 
-    def get(self, i: int, item: str, board: int) -> np.ndarray:
-        """``item`` of image ``i`` on ``board``; a compute layer's output is assembled from its
-        slices on its home board, a slice of an error cut from the whole error there."""
-        value = self.local[i].get((item, board))
+    def shape(self, tensor: str) -> tuple[int, ...]:
+        return tuple(self.net.tensors[tensor].shape)
+
+    def get(self, i: int, key: str, board: int) -> np.ndarray:
+        """Item ``key`` of image ``i`` on ``board``; a compute layer's output is assembled from
+        its slices on its home board, a slice of an error cut from the whole error there."""
+        value = self.local[i].get((key, board))
         if value is not None:
             return value
-        kind, name = item.split(":", 1)
-        if kind == "act" and "[" not in name and board == self.homes.get(name):
-            layer = self.producer[name]
-            parts = [self.local[i].get((f"act:{name}[{lo}:{hi}]", board))
+        kind, name, channels = parse_item(key)
+        if kind == "act" and channels is None and board == self.homes.get(name):
+            layer = self.net.tensors[name].producer
+            parts = [self.local[i].get((item("act", name, lo, hi), board))
                      for lo, hi in self.ranges.get(layer, [])]
             if parts and all(p is not None for p in parts):
-                value = np.concatenate(parts).reshape(self.shapes[name])
-                self.put(i, item, board, value)
+                value = np.concatenate(parts).reshape(self.shape(name))
+                self.put(i, key, board, value)
                 return value
-        match = re.fullmatch(r"(.+)\[(\d+):(\d+)\]", name)
-        if kind == "err" and match and board == self.homes.get(match[1]):
-            return self.error(i, match[1])[int(match[2]):int(match[3])]
-        raise Stalled(f"board {board} does not hold {item} of image {i}: the step's task graph "
+        if kind == "err" and channels is not None and board == self.homes.get(name):
+            return self.error(i, name)[channels[0]:channels[1]]
+        raise Stalled(f"board {board} does not hold {key} of image {i}: the step's task graph "
                       f"and the testbench disagree")
 
     def canon(self, tensor: str) -> str:
         return self.alias.get(tensor, tensor)
 
     def act(self, i: int, tensor: str, board: int) -> np.ndarray:
-        return self.get(i, f"act:{self.canon(tensor)}", board)
+        return self.get(i, item("act", self.canon(tensor)), board)
 
     def contribute(self, i: int, tensor: str, consumer: str, board: int,
                    value: np.ndarray) -> None:
         """Layer ``consumer``'s error contribution to ``tensor``, made on ``board``."""
         tensor = self.canon(tensor)
         if self.needs.get(tensor, False):
-            self.put(i, f"err:{tensor}<{consumer}", board, value.reshape(self.shapes[tensor]))
+            self.put(i, contribution_item(tensor, consumer), board,
+                     value.reshape(self.shape(tensor)))
 
     def contributions(self, i: int, tensor: str) -> list[np.ndarray]:
         """The error contributions to ``tensor`` that reached its home, in layer order."""
         tensor = self.canon(tensor)
-        home, prefix = self.homes[tensor], f"err:{tensor}<"
-        found = [(item[len(prefix):], v) for (item, b), v in self.local[i].items()
-                 if b == home and item.startswith(prefix)]
+        home, prefix = self.homes[tensor], contribution_item(tensor, "")
+        found = [(key[len(prefix):], v) for (key, b), v in self.local[i].items()
+                 if b == home and key.startswith(prefix)]
         return [v for _, v in sorted(found, key=lambda kv: self.order.get(kv[0], -1))]
 
     def error(self, i: int, tensor: str) -> np.ndarray:
@@ -271,7 +274,7 @@ class Trainer:
             parts = self.contributions(i, tensor)
             if len(parts) > 1:
                 raise Stalled(f"the error of {tensor} (image {i}) is read before its fan-in")
-            self.errs[i][tensor] = parts[0] if parts else np.zeros(self.shapes[tensor],
+            self.errs[i][tensor] = parts[0] if parts else np.zeros(self.shape(tensor),
                                                                    dtype=np.int64)
         return self.errs[i][tensor]
 
@@ -290,7 +293,7 @@ class Trainer:
         ins = [self.act(i, n, board)[None] for n in layer.inputs]
         if task.what == "fp":
             out = golden_step.FORWARD[layer.op](self.ctx, layer, ins, {})[0]
-            self.put(i, f"act:{layer.output}", board, out)
+            self.put(i, item("act", layer.output), board, out)
         elif task.what == "bp":
             e = self.error(i, layer.output)[None]
             errs = golden_step.BACKWARD[layer.op](self.ctx, layer, e, ins, {})
@@ -299,7 +302,7 @@ class Trainer:
 
     def add_input_error(self, i: int, layer, board: int, dx: np.ndarray) -> None:
         """A compute layer's whole input error, made on ``board``."""
-        dx = dx.reshape(self.shapes[layer.inputs[0]])
+        dx = dx.reshape(self.shape(layer.inputs[0]))
         self.contribute(i, layer.inputs[0], layer.name, board, dx)
         self.input_errors.setdefault(layer.name, [None] * self.batch)[i] = dx
 
@@ -318,7 +321,7 @@ async def run_engine(cl: Cluster, tr: Trainer, task) -> None:
         return
     x = tr.act(i, layer.inputs[0], board).ravel().tolist()
     if task.what in ("bp", "wg"):
-        dy = tr.get(i, f"err:{layer.output}[{lo}:{hi}]", board).ravel().tolist()
+        dy = tr.get(i, item("err", layer.output, lo, hi), board).ravel().tolist()
     data = {"fp": lambda: {"x": x}, "bp": lambda: {"dy": dy},
             "wg": lambda: {"x": x, "dy": dy}}[task.what]()
     await cl.load(board, task.engine, data)
@@ -328,10 +331,10 @@ async def run_engine(cl: Cluster, tr: Trainer, task) -> None:
         return
     out = np.array(await cl.drain(board, task.engine, task.drain), dtype=np.int64)
     if task.what == "fp":
-        tr.put(i, f"act:{layer.output}[{lo}:{hi}]", board,
+        tr.put(i, item("act", layer.output, lo, hi), board,
                out.reshape((hi - lo, *layer.out_shape[1:])))
     elif s["split"]:
-        tr.put(i, f"psum:{layer.name}[{lo}:{hi}]", board, out)
+        tr.put(i, item("psum", layer.name, lo, hi), board, out)
     else:
         tr.add_input_error(i, layer, board, out)
 
@@ -415,7 +418,7 @@ async def run_unit(cl: Cluster, tr: Trainer, task) -> None:
     if bwd:
         tr.contribute(i, layer.inputs[0], layer.name, board, out)
     else:
-        tr.put(i, f"act:{layer.output}", board, out.reshape(layer.out_shape))
+        tr.put(i, item("act", layer.output), board, out.reshape(layer.out_shape))
 
 
 async def run_add(cl: Cluster, tr: Trainer, task, unit: dict, layer) -> None:
@@ -425,7 +428,7 @@ async def run_add(cl: Cluster, tr: Trainer, task, unit: dict, layer) -> None:
         a, b = (tr.act(i, n, board).ravel().tolist() for n in layer.inputs)
         out = await _through(cl, board, p, {f"{p}_s_a": (a, {}), f"{p}_s_b": (b, {})}, len(a),
                              dw)
-        tr.put(i, f"act:{layer.output}", board,
+        tr.put(i, item("act", layer.output), board,
                np.array(out, dtype=np.int64).reshape(layer.out_shape))
         return
     e = tr.error(i, layer.output).ravel().tolist()
@@ -454,7 +457,7 @@ async def run_psum(cl: Cluster, tr: Trainer, task) -> None:
     unit, i = tr.psums[task.layer], task.image
     p, acw = unit["ident"], cl.design["acc_width"]
     layer = tr.layers[task.layer]
-    parts = [tr.get(i, f"psum:{layer.name}[{lo}:{hi}]", task.board)
+    parts = [tr.get(i, item("psum", layer.name, lo, hi), task.board)
              for lo, hi in tr.ranges[layer.name]]
     acc = parts[0]
     for k, part in enumerate(parts[1:], start=1):
@@ -514,7 +517,7 @@ async def run_link(cl: Cluster, tr: Trainer, task) -> None:
     link model: encoded as 16-bit words, decoded on the far side, where later tasks read it."""
     (a, b), = link_hops(task)
     value = tr.get(task.image, task.item, a)
-    per = RAW_BYTES // ELEM_BYTES if task.item.startswith("psum:") else 1
+    per = RAW_BYTES // ELEM_BYTES if parse_item(task.item)[0] == "psum" else 1
     mask = (1 << LINK_WORD) - 1
     words = [(int(v) >> (LINK_WORD * k)) & mask for v in value.ravel() for k in range(per)]
     if len(words) * ELEM_BYTES != task.bytes:
