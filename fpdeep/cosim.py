@@ -8,26 +8,30 @@ runs the golden model step by step on the same batch and weights, compares, and 
 
 from __future__ import annotations
 
+import io
 import json
-import sys
+import math
 import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fpdeep.errors import FpdeepError, require_positive_int
+from fpdeep.errors import FpdeepError
+from fpdeep.files import check_writable_file, write_file
 from fpdeep.golden import train_step, weight_formats
 from fpdeep.golden.step import trainable_refs
 from fpdeep.ir import Network, Op
+from fpdeep.progress import Bar, Progress
 from fpdeep.schedule import pipeline_figures, schedule, step_cycles
 from fpdeep.sim_report import ideal_batch_cycles
 
+if TYPE_CHECKING:
+    from fpdeep.flow import RunConfig
+
 RESULT_FILE = "result.json"
-DEFAULT_MAX_CYCLES = 2_000_000
 # What runs as RTL and what the testbench supplies in this generation (reported in result.json).
 RTL_PARTS = ("Conv/FC FP, BP and WG engines (fpdeep_engine): every MAC, accumulation, bias, "
              "requantisation and the WG batch sums; ReLU (fpdeep_relu), pooling (fpdeep_pool), "
@@ -40,23 +44,6 @@ RTL_PARTS = ("Conv/FC FP, BP and WG engines (fpdeep_engine): every MAC, accumula
 TESTBENCH_PARTS = ("board controller (starts each task of the step's task graph when its "
                    "inputs are ready and its engine, unit or link is free; keeps each board's "
                    "tensors, the activation stash included)")
-
-
-@dataclass(frozen=True)
-class SimOptions:
-    batch: int = 4
-    steps: int = 1
-    lr: float = 0.05
-    seed: int = 0
-    simulator: str = "verilator"
-    max_cycles: int = DEFAULT_MAX_CYCLES
-
-    def __post_init__(self) -> None:
-        for name in ("batch", "steps", "max_cycles"):
-            value = getattr(self, name)
-            require_positive_int(f"--{name.replace('_', '-')}", value)
-        if isinstance(self.lr, bool) or not isinstance(self.lr, (int, float)) or not self.lr > 0:
-            raise FpdeepError(f"--lr must be a positive number, got {self.lr!r}")
 
 
 def load_build(folder: str | Path) -> tuple[dict[str, Any], Network, dict[str, Any]]:
@@ -80,19 +67,40 @@ def make_batch(network: Network, *, batch: int, seed: int,
     if data is None:
         rng = np.random.default_rng(seed)
         x = rng.uniform(0.0, 1.0, size=(batch, *network.input_shape)).astype(np.float32)
-        classes = network.layers[-1].out_shape[0]
-        return x, rng.integers(0, classes, size=batch).astype(np.int64)
+        return x, rng.integers(0, _classes(network), size=batch).astype(np.int64)
     try:
         with np.load(data) as f:
             x, y = np.asarray(f["x"]), np.asarray(f["y"])
     except (OSError, KeyError, ValueError) as exc:
         raise FpdeepError(
             f"--data {str(data)!r}: cannot read arrays x and y from it ({exc})") from exc
+    where = f"--data {str(data)!r}"
     if tuple(x.shape[1:]) != tuple(network.input_shape) or y.shape != (x.shape[0],):
         raise FpdeepError(
-            f"--data {str(data)!r}: x must be (B, {', '.join(map(str, network.input_shape))}) "
+            f"{where}: x must be (B, {', '.join(map(str, network.input_shape))}) "
             f"and y (B,); got x {x.shape} and y {y.shape}")
-    return x, y.astype(np.int64)
+    if len(y) == 0:
+        raise FpdeepError(f"{where}: the batch is empty; give at least one image")
+    if not np.issubdtype(x.dtype, np.floating) and not np.issubdtype(x.dtype, np.integer):
+        raise FpdeepError(f"{where}: x must hold numbers (float32), got dtype {x.dtype}")
+    if not np.all(np.isfinite(x)):
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(x))[0])
+        raise FpdeepError(f"{where}: x holds NaN or infinite values (first at index {bad}); "
+                          "every input must be a finite number")
+    if not np.issubdtype(y.dtype, np.integer):
+        raise FpdeepError(f"{where}: y must hold integer class labels, got dtype {y.dtype}; "
+                          "convert it with y.astype(np.int64) if the values are whole")
+    classes = _classes(network)
+    if y.min() < 0 or y.max() >= classes:
+        bad = int(np.argwhere((y < 0) | (y >= classes))[0][0])
+        raise FpdeepError(f"{where}: label y[{bad}] = {int(y[bad])} is not a class of the "
+                          f"model; labels must lie in 0..{classes - 1}")
+    return x.astype(np.float32), y.astype(np.int64)
+
+
+def _classes(network: Network) -> int:
+    """Classes at the model's output: the size of its last tensor."""
+    return math.prod(network.layers[-1].out_shape)
 
 
 def initial_weights(network: Network, *, seed: int) -> dict[str, np.ndarray]:
@@ -159,36 +167,34 @@ def compare(network: Network, record: Mapping[str, np.ndarray], weights: dict[st
     return mismatches, losses
 
 
-def _progress_bar(path: Path, stop: threading.Event, stream) -> None:
-    started = time.monotonic()
+def _follow(path: Path, stop: threading.Event, bar: Bar) -> None:
+    """Show the testbench's progress file on ``bar`` until ``stop`` is set."""
     while not stop.wait(0.5):
         try:
             p = json.loads(path.read_text())
         except (OSError, ValueError):
-            # no step has started: the simulator is still being built (or loaded)
-            stream.write(f"\r  building    [{time.monotonic() - started:5.0f} s]")
-            stream.flush()
+            bar.update(0, "building the simulator")  # no step has started yet
             continue
-        done = p["step"] * p["tasks"] + p["task"]
-        total = p["steps"] * p["tasks"]
-        bar = "#" * round(30 * done / total)
-        stream.write(f"\r  simulating  [{bar:<30}] step {p['step'] + 1}/{p['steps']}")
-        stream.flush()
+        bar.total = p["steps"] * p["tasks"]
+        bar.update(p["step"] * p["tasks"] + p["task"], f"step {p['step'] + 1} of {p['steps']}")
 
 
-def simulate(folder: str | Path, *, options: SimOptions, data: str | Path | None = None,
-             dump_weights: str | Path | None = None,
-             progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Run ``options.steps`` training steps on the build in ``folder``; write and return
+def simulate(folder: str | Path, config: RunConfig, *,
+             progress: Progress | None = None) -> dict[str, Any]:
+    """Run ``config.steps`` training steps on the build in ``folder``; write and return
     ``DIR/sim/result.json``. Raises FpdeepError when the simulation stalls or cannot run."""
     from fpdeep.simulate import run_cocotb
 
+    say = progress or Progress.quiet()
     root = Path(folder).resolve()
     design, network, plan = load_build(root)
-    say = progress or (lambda _msg: None)
-    x, y = make_batch(network, batch=options.batch, seed=options.seed, data=data)
+    if config.dump_weights is not None:
+        check_writable_file(config.dump_weights, "--dump-weights")
+    x, y = make_batch(network, batch=config.random_batch, seed=config.seed, data=config.data)
     batch = len(y)
-    weights = initial_weights(network, seed=options.seed)
+    weights = initial_weights(network, seed=config.seed)
+    # The old result describes another run: it goes before anything can fail or be stopped.
+    (root / "sim" / RESULT_FILE).unlink(missing_ok=True)
     work = root / "sim" / "run"
     work.mkdir(parents=True, exist_ok=True)
     inputs = work / "inputs.npz"
@@ -198,28 +204,27 @@ def simulate(folder: str | Path, *, options: SimOptions, data: str | Path | None
     sources = [root / "sim" / line.strip() for line in
                (root / "sim" / "files.f").read_text().splitlines()
                if line.strip() and not line.startswith("#")]
-    args = {"dir": str(root), "inputs": str(inputs), "steps": options.steps, "lr": options.lr,
-            "max_cycles": options.max_cycles, "record": str(work / "record.npz"),
+    args = {"dir": str(root), "inputs": str(inputs), "steps": config.steps, "lr": config.lr,
+            "max_cycles": config.max_cycles, "record": str(work / "record.npz"),
             "out": str(work / "tb.json"), "progress": str(work / "progress.json")}
-    say(f"building cluster_top with {options.simulator} (cached in {root / 'sim' / 'build'})")
-    stop = threading.Event()
-    bar = threading.Thread(target=_progress_bar, args=(work / "progress.json", stop, sys.stderr),
-                           daemon=True)
-    if progress is not None:
-        bar.start()
+    say.step(f"building cluster_top with {config.simulator}",
+             f"(cached in {root / 'sim' / 'build'})")
     started = time.monotonic()
     error = None
-    try:
-        run_cocotb(toplevel="cluster_top", sources=sources, test_module="tb_cluster",
-                   build_root=root / "sim" / "build", test_dir=work, tb_args=args,
-                   simulator=options.simulator)
-    except FpdeepError as exc:
-        error = exc
-    finally:
-        stop.set()
-        if bar.is_alive():
-            bar.join()
-            sys.stderr.write("\n")
+    with say.bar("simulating", config.steps) as bar:
+        stop = threading.Event()
+        follower = threading.Thread(target=_follow, args=(work / "progress.json", stop, bar),
+                                    daemon=True)
+        follower.start()
+        try:
+            run_cocotb(toplevel="cluster_top", sources=sources, test_module="tb_cluster",
+                       build_root=root / "sim" / "build", test_dir=work, tb_args=args,
+                       simulator=config.simulator)
+        except FpdeepError as exc:
+            error = exc
+        finally:
+            stop.set()
+            follower.join()
     tb = json.loads((work / "tb.json").read_text()) if (work / "tb.json").is_file() else None
     if tb is not None and tb.get("error"):
         raise FpdeepError(f"simulation of {root.name} stopped: {tb['error']}")
@@ -230,9 +235,9 @@ def simulate(folder: str | Path, *, options: SimOptions, data: str | Path | None
                           f"{work / 'sim.log'}")
     with np.load(work / "record.npz") as f:
         record = {k: f[k] for k in f.files}
-    say("comparing with the golden model")
-    mismatches, losses = compare(network, record, weights, x, y, steps=options.steps,
-                                 lr=options.lr, loss=design["build"]["loss"])
+    say.step("comparing with the golden model")
+    mismatches, losses = compare(network, record, weights, x, y, steps=config.steps,
+                                 lr=config.lr, loss=design["build"]["loss"])
     clock = design["clock_mhz"]
     figures = pipeline_figures(design, network)  # the planner's figures, as in plan.json
     modelled = figures.batch_cycles(batch)
@@ -241,7 +246,7 @@ def simulate(folder: str | Path, *, options: SimOptions, data: str | Path | None
     result = {
         "match": not mismatches,
         "mismatches": mismatches,
-        "steps": options.steps,
+        "steps": config.steps,
         "batch": batch,
         "cycles": cycles,
         "modelled_cycles": modelled,
@@ -258,23 +263,30 @@ def simulate(folder: str | Path, *, options: SimOptions, data: str | Path | None
         "breakdown": _breakdown(tb["steps"][0]["tasks"]),
         "rtl": RTL_PARTS,
         "testbench": TESTBENCH_PARTS,
-        "simulator": options.simulator,
+        "simulator": config.simulator,
         "wall_s": round(time.monotonic() - started, 1),
     }
-    (root / "sim" / RESULT_FILE).write_text(json.dumps(result, indent=2) + "\n")
-    if dump_weights is not None:
-        last = options.steps - 1
-        out = {}
-        fmts = weight_formats(network)
-        for layer in network.compute_layers:
-            for ref in trainable_refs(layer):
-                q = record[f"{last}/{layer.name}/new_{ref.role}"]
-                if ref.role == "weight" and layer.op is Op.FC and not layer.attrs.weight_out_in:
-                    q = q.T
-                out[ref.name] = (q * 2.0 ** -fmts[ref.name].frac).astype(np.float32) \
-                    .reshape(ref.shape)
-        np.savez(dump_weights, **out)
+    if config.dump_weights is not None:
+        _dump_weights(config.dump_weights, network, record, step=config.steps - 1)
+    write_file(root / "sim" / RESULT_FILE, json.dumps(result, indent=2) + "\n")
     return result
+
+
+def _dump_weights(path: str | Path, network: Network, record: Mapping[str, np.ndarray], *,
+                  step: int) -> None:
+    """The simulated weights after ``step`` as float32 arrays in the model's layouts."""
+    out = {}
+    fmts = weight_formats(network)
+    for layer in network.compute_layers:
+        for ref in trainable_refs(layer):
+            q = record[f"{step}/{layer.name}/new_{ref.role}"]
+            if ref.role == "weight" and layer.op is Op.FC and not layer.attrs.weight_out_in:
+                q = q.T
+            out[ref.name] = (q * 2.0 ** -fmts[ref.name].frac).astype(np.float32) \
+                .reshape(ref.shape)
+    buffer = io.BytesIO()
+    np.savez(buffer, **out)
+    write_file(path, buffer.getvalue())
 
 
 def _breakdown(tasks: list) -> dict[str, dict[str, int]]:

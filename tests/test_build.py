@@ -9,7 +9,7 @@ import pytest
 import fpdeep
 from fpdeep.cli import main
 from fpdeep.codegen import build as build_module
-from fpdeep.codegen.outdir import MARKER
+from fpdeep.files import MARKER
 from fpdeep.resources import PACKAGE_DIR
 
 DIGITS = str(PACKAGE_DIR / "examples" / "digits_cnn.onnx")
@@ -82,7 +82,7 @@ def test_build_leaves_nothing_behind_on_error(tmp_path, monkeypatch):
     network = fpdeep.load_onnx(DIGITS)
     plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=2), batch=4)
     with pytest.raises(RuntimeError, match="disk full"):
-        build_module.build(network, plan, tmp_path / "out", model_bytes=b"x")
+        build_module.build(network, plan, tmp_path / "out", model_files={"model.onnx": b"x"})
     assert list(tmp_path.iterdir()) == []
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from fpdeep.codegen.outdir import MARKER, staged_output
 from fpdeep.codegen.render import TemplateError, header, render
 from fpdeep.errors import FpdeepError
+from fpdeep.files import MARKER, staged_output
 
 
 def write_templates(folder, **files):
@@ -64,9 +64,10 @@ def test_refuses_foreign_folder_unless_forced(tmp_path):
 
 def test_own_folder_is_replaced_and_empty_folder_used(tmp_path):
     target = tmp_path / "out"
-    with staged_output(target) as stage:
+    with staged_output(target, ours=("old.v",)) as stage:
         stage.write("old.v", "")
-    with staged_output(target) as stage:
+    (target / "sim").mkdir()  # a later command's output: discarded by the rebuild
+    with staged_output(target, ours=("old.v", "new.v")) as stage:
         stage.write("new.v", "")
     assert sorted(p.name for p in target.iterdir()) == [MARKER, "new.v"]
     empty = tmp_path / "empty"

@@ -15,8 +15,9 @@ import pytest
 
 import fpdeep
 from fpdeep.codegen.build import build
-from fpdeep.cosim import SimOptions, simulate
+from fpdeep.cosim import simulate
 from fpdeep.errors import FpdeepError
+from fpdeep.flow import RunConfig
 from fpdeep.partition import chain_model
 from fpdeep.planner import evaluate
 from fpdeep.resources import PACKAGE_DIR
@@ -49,7 +50,7 @@ def _slices(plan) -> list[list[tuple[str, int, int]]]:
 def one_board(tmp_path_factory):
     network, plan = _digits_plan(1)
     out = tmp_path_factory.mktemp("sim") / "digits1"
-    build(network, plan, out, model_bytes=DIGITS.read_bytes())
+    build(network, plan, out, model_files={"model.onnx": DIGITS.read_bytes()})
     return out
 
 
@@ -63,7 +64,7 @@ def _check(result: dict, out: Path) -> None:
 @pytest.mark.xdist_group("digits1")
 def test_one_board_two_steps_bit_exact(one_board, tmp_path):
     dump = tmp_path / "w.npz"
-    result = simulate(one_board, options=SimOptions(batch=4, steps=2), dump_weights=dump)
+    result = simulate(one_board, RunConfig(batch=4, steps=2, dump_weights=dump))
     _check(result, one_board)
     assert result["steps"] == 2 and result["batch"] == 4 and len(result["loss"]) == 2
     # the dumped weights are the golden model's after two steps
@@ -93,11 +94,10 @@ def test_digits_on_several_boards_bit_exact(case, tmp_path):
         assert _slices(plan) == [[("conv1", 0, 4)], [("conv2", 0, 4)],
                                  [("conv2", 4, 8), ("fc", 0, 10)]]
     out = tmp_path / case
-    build(network, plan, out, model_bytes=DIGITS.read_bytes(), loss=loss)
+    build(network, plan, out, model_files={"model.onnx": DIGITS.read_bytes()}, loss=loss)
     x = np.random.default_rng(7).uniform(0, 1, (4, 1, 8, 8)).astype(np.float32)
     np.savez(tmp_path / "batch.npz", x=x, y=np.array([3, 1, 4, 1], dtype=np.int64))
-    result = simulate(out, options=SimOptions(batch=4, steps=2, lr=0.1),
-                      data=tmp_path / "batch.npz")
+    result = simulate(out, RunConfig(steps=2, lr=0.1, data=tmp_path / "batch.npz"))
     _check(result, out)
 
 
@@ -114,16 +114,16 @@ def test_residual_skip_across_boards_bit_exact(tmp_path):
     assert any(s[0] == first_conv for s in slices[0])
     assert not any(s[0] == last_conv for s in slices[0])
     out = tmp_path / "res"
-    build(network, plan, out, model_bytes=(tmp_path / "res.onnx").read_bytes())
-    _check(simulate(out, options=SimOptions(batch=2, steps=2)), out)
+    build(network, plan, out, model_files={"model.onnx": (tmp_path / "res.onnx").read_bytes()})
+    _check(simulate(out, RunConfig(batch=2, steps=2)), out)
 
 
 @pytest.mark.skipif(not simulator_available("icarus"), reason="Icarus Verilog not found")
 def test_two_boards_on_icarus(tmp_path):
     network, plan = _digits_plan(2)
     out = tmp_path / "icarus"
-    build(network, plan, out, model_bytes=DIGITS.read_bytes())
-    result = simulate(out, options=SimOptions(batch=4, steps=1, simulator="icarus"))
+    build(network, plan, out, model_files={"model.onnx": DIGITS.read_bytes()})
+    result = simulate(out, RunConfig(batch=4, steps=1, simulator="icarus"))
     _check(result, out)
     assert result["simulator"] == "icarus"
 
@@ -131,7 +131,7 @@ def test_two_boards_on_icarus(tmp_path):
 @pytest.mark.xdist_group("digits1")
 def test_cycle_limit_names_the_stalled_stream_and_board(one_board):
     with pytest.raises(FpdeepError) as info:
-        simulate(one_board, options=SimOptions(batch=1, steps=1, max_cycles=300))
+        simulate(one_board, RunConfig(batch=1, steps=1, max_cycles=300))
     message = str(info.value)
     assert "cycle limit of 300 cycles" in message
     # at cycle 300 the FC weights (1,280 beats) are still streaming into its FP engine; every

@@ -7,8 +7,9 @@ import pytest
 
 import fpdeep
 from fpdeep.cli import main
-from fpdeep.cosim import SimOptions, initial_weights, load_build, make_batch
+from fpdeep.cosim import initial_weights, load_build, make_batch
 from fpdeep.errors import FpdeepError
+from fpdeep.flow import RunConfig
 from fpdeep.resources import PACKAGE_DIR
 
 DIGITS = PACKAGE_DIR / "examples" / "digits_cnn.onnx"
@@ -22,7 +23,7 @@ DIGITS = PACKAGE_DIR / "examples" / "digits_cnn.onnx"
 ])
 def test_options_are_validated(field, value, message):
     with pytest.raises(FpdeepError, match=message):
-        SimOptions(**{field: value})
+        RunConfig(**{field: value})
 
 
 def test_batch_from_file_or_seed(tmp_path):

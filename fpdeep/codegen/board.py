@@ -23,6 +23,8 @@ from typing import Any
 from fpdeep import perf
 from fpdeep.codegen.names import Namer, sanitize
 from fpdeep.codegen.units import (
+    LOSS_LABEL_BITS,
+    RTL_UNIT_OPS,
     SIDES,
     Instance,
     LinkModel,
@@ -163,6 +165,68 @@ def _check_width(numerics: Numerics, network: Network) -> int:
     return widths.pop()
 
 
+#: What runs each op kind on the generated boards: an engine, an RTL unit, nothing (a view of
+#: the stream: the tensor's words already are the reshaped vector), or the loss unit. An op
+#: missing here is refused by `fpdeep build` (its RTL comes in a later generation).
+RTL_MAPPING: dict[Op, str] = {
+    Op.CONV: "engine", Op.FC: "engine", **RTL_UNIT_OPS, Op.FLATTEN: "view",
+    Op.IDENTITY: "view", Op.SOFTMAX: "loss",
+}
+
+
+def _layer_problem(network: Network, layer: Layer) -> str | None:
+    """Why the generated RTL cannot run ``layer`` (None when it can)."""
+    if layer.op not in RTL_MAPPING:
+        return "no RTL unit for this op yet"
+    if layer.op is Op.CONV and layer.attrs.groups != 1:
+        return f"grouped convolution (groups={layer.attrs.groups}); the engine runs groups=1"
+    if layer.op is Op.FC and (layer.attrs.alpha, layer.attrs.beta) != (1, 1):
+        return "Gemm with alpha/beta other than 1"
+    if layer.op is Op.ADD and len(layer.inputs) != 2:
+        return f"a sum of {len(layer.inputs)} tensors; the add unit sums two"
+    if layer.op is Op.SOFTMAX and layer is not network.layers[-1]:
+        return "a Softmax that is not the last layer"
+    return None
+
+
+def check_buildable(network: Network, plan: Plan, *, numerics: Numerics | None = None) -> None:
+    """Refuse, naming what and why, every plan feature the generated RTL does not implement,
+    so that `fpdeep build` never writes a design that differs from its plan."""
+    numerics = numerics or Numerics()
+    c = plan.cluster
+    problems = []
+    width = _check_width(numerics, network)
+    if c.precision != width:
+        problems.append(f"--precision {c.precision}: the generated boards compute with "
+                        f"{width}-bit data; build with --precision {width}")
+    if c.pipelining != "image":
+        problems.append(f"--pipelining {c.pipelining}: the generated boards pipeline whole "
+                        "images; build with --pipelining image")
+    if c.pixel_lanes != 1:
+        problems.append(f"--pixel-lanes {c.pixel_lanes} is a planning what-if; the generated "
+                        "engines compute one output row at a time, so build needs "
+                        "--pixel-lanes 1")
+    spills = [f"board {bp.index} ({bp.memory.spilled_bits / 8e6:.1f} MB to {bp.spill_to})"
+              for bp in plan.boards if bp.memory.spilled_bits]
+    if spills:
+        problems.append("the plan keeps tensors off chip on " + ", ".join(spills) + "; the "
+                        "generated boards hold every tensor on chip: use more boards or a "
+                        "larger board")
+    classes = math.prod(network.layers[-1].out_shape)
+    if classes >= 1 << LOSS_LABEL_BITS:
+        problems.append(f"the loss unit takes fewer than {1 << LOSS_LABEL_BITS} classes, the "
+                        f"network has {classes}")
+    layers = [f"{comment_text(layer.name)!r} ({layer.op}): {why}" for layer in network.layers
+              if (why := _layer_problem(network, layer)) is not None]
+    forks = [f"tensor {comment_text(name)!r} is read by {len(t.consumers)} layers; the "
+             "generated error fan-in sums two" for name, t in network.tensors.items()
+             if len(t.consumers) > 2]
+    if layers or forks:
+        problems.append("the generated RTL cannot run: " + "; ".join(layers + forks))
+    if problems:
+        raise FpdeepError("this plan cannot be built: " + "; ".join(problems))
+
+
 def design(network: Network, plan: Plan, *, numerics: Numerics | None = None,
            loss: str = "softmax_ce") -> Design:
     """The engines of every board of ``plan`` for ``network`` (the network the plan was made of),
@@ -172,6 +236,7 @@ def design(network: Network, plan: Plan, *, numerics: Numerics | None = None,
         raise FpdeepError(
             f"the plan is for model {plan.model!r} but the network is {network.name!r}"
         )
+    check_buildable(network, plan, numerics=numerics)
     width = _check_width(numerics, network)
     counts: dict[str, int] = {}
     for bp in plan.boards:

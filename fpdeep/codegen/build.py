@@ -7,13 +7,12 @@ write unless forced, and byte for byte the same for the same inputs.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from fpdeep.codegen.board import board_values, cluster_values, design, design_json
-from fpdeep.codegen.outdir import staged_output
 from fpdeep.codegen.render import render
+from fpdeep.files import staged_output
 from fpdeep.golden.numerics import Numerics
 from fpdeep.ir import Network
 from fpdeep.planner import Plan
@@ -28,34 +27,36 @@ HW_MODULES = ("fpdeep_sdp_ram", "fpdeep_tensor_walker", "fpdeep_loop_nest", "fpd
               "fpdeep_link_rx")
 
 
-@dataclass(frozen=True)
-class BuildInfo:
-    """What `fpdeep sim` needs to know about how a folder was built."""
-
-    model_file: str
-    input_shape: tuple[int, ...] | None
-    loss: str = "softmax_ce"
-
-
 def _json(data: Any) -> str:
     return json.dumps(data, indent=2, sort_keys=False) + "\n"
 
 
-def build(network: Network, plan: Plan, out: str | Path, *, model_bytes: bytes,
+#: The top-level entries of a build folder (besides the model files).
+BUILD_ENTRIES = ("plan.json", "design.json", "rtl", "sim", "README.md")
+MODEL_FILE = "model.onnx"
+
+
+def build(network: Network, plan: Plan, out: str | Path, *, model_files: dict[str, bytes],
           input_shape: tuple[int, ...] | None = None, force: bool = False,
-          numerics: Numerics | None = None, loss: str = "softmax_ce") -> Path:
+          numerics: Numerics | None = None, loss: str = "softmax_ce",
+          keep: tuple[str | Path, ...] = ()) -> Path:
     """Write the build folder ``out`` for ``network`` placed by ``plan``; returns its path.
 
-    ``model_bytes`` is the ONNX file, copied so the folder can be simulated on its own;
-    ``loss`` is the training loss at the logits ("softmax_ce" or "mse").
+    ``model_files`` is the ONNX model (``model.onnx``, and its external data file if any),
+    copied so the folder can be simulated on its own; ``loss`` is the training loss at the
+    logits ("softmax_ce" or "mse"); ``keep`` are inputs that must not lie inside ``out``.
     """
+    if MODEL_FILE not in model_files:
+        raise ValueError(f"model_files must hold {MODEL_FILE!r}")
     d = design(network, plan, numerics=numerics, loss=loss)
     hw = data_dir("hw")
     sources = {name: (hw / f"{name}.sv").read_bytes() for name in HW_MODULES}
-    with staged_output(out, force=force) as stage:
-        stage.write_bytes("model.onnx", model_bytes)
+    with staged_output(out, force=force, ours=(*BUILD_ENTRIES, *model_files),
+                       keep=keep) as stage:
+        for name, data in model_files.items():
+            stage.write_bytes(name, data)
         stage.write("plan.json", _json(plan_json(plan, pipeline_figures(design_json(d), network))))
-        info = {"model_file": "model.onnx",
+        info = {"model_file": MODEL_FILE,
                 "input_shape": list(input_shape) if input_shape else None,
                 "loss": loss}
         stage.write("design.json", _json({**design_json(d), "build": info}))

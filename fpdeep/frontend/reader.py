@@ -15,7 +15,11 @@ MIN_IR_VERSION = 3
 
 def read_model(path: str | Path) -> onnx.ModelProto:
     """Parse ``path`` and load its external data, refusing anything fpdeep cannot trust."""
-    path = Path(path)
+    return _read(Path(path))[0]
+
+
+def _read(path: Path) -> tuple[onnx.ModelProto, bool]:
+    """The model and whether any of its tensors came from an external data file."""
     if not path.exists():
         raise ModelError(f"model file {str(path)!r} does not exist.")
     if not path.is_file():
@@ -28,8 +32,7 @@ def read_model(path: str | Path) -> onnx.ModelProto:
             f"another format): {type(exc).__name__}: {exc}".rstrip(": ")
         ) from None
     check_versions(model, path)
-    load_external_data(model, path)
-    return model
+    return model, load_external_data(model, path)
 
 
 def check_versions(model: onnx.ModelProto, path: Path) -> None:
@@ -55,12 +58,15 @@ def check_versions(model: onnx.ModelProto, path: Path) -> None:
         )
 
 
-def load_external_data(model: onnx.ModelProto, path: Path) -> None:
-    """Load tensors stored beside the model, refusing locations outside the model's folder."""
+def load_external_data(model: onnx.ModelProto, path: Path) -> bool:
+    """Load tensors stored beside the model, refusing locations outside the model's folder;
+    True if there were any."""
     base = path.resolve().parent
+    found = False
     for tensor in _graph_tensors(model.graph):
         if not external_data_helper.uses_external_data(tensor):
             continue
+        found = True
         info = external_data_helper.ExternalDataInfo(tensor)
         location = info.location
         target = (base / location).resolve()
@@ -85,6 +91,7 @@ def load_external_data(model: onnx.ModelProto, path: Path) -> None:
         # The data now lives in the proto; forget where it came from.
         tensor.data_location = onnx.TensorProto.DEFAULT
         del tensor.external_data[:]
+    return found
 
 
 def _graph_tensors(graph: onnx.GraphProto) -> list[onnx.TensorProto]:
@@ -92,3 +99,25 @@ def _graph_tensors(graph: onnx.GraphProto) -> list[onnx.TensorProto]:
     for node in graph.node:
         tensors.extend(a.t for a in node.attribute if a.type == onnx.AttributeProto.TENSOR)
     return tensors
+
+
+# Protobuf cannot serialise a message of 2 GiB or more; larger models keep their tensors in a
+# data file beside the model.
+_PROTO_LIMIT = 2**31 - 1
+DATA_SUFFIX = ".data"
+
+
+def model_files(path: str | Path, name: str = "model.onnx") -> dict[str, bytes]:
+    """The model at ``path`` as self-contained files for a build folder: ``name`` with every
+    external tensor inlined, or, beyond protobuf's 2 GiB, ``name`` plus ``name.data``."""
+    model, external = _read(Path(path))  # external data loaded and checked
+    if not external:
+        return {name: Path(path).read_bytes()}  # the user's file, byte for byte
+    if model.ByteSize() < _PROTO_LIMIT:
+        return {name: model.SerializeToString()}
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        onnx.save_model(model, str(Path(tmp) / name), save_as_external_data=True,
+                        all_tensors_to_one_file=True, location=name + DATA_SUFFIX)
+        return {f.name: f.read_bytes() for f in Path(tmp).iterdir()}
