@@ -102,8 +102,8 @@ def test_partial_sum_unit_lints_clean():
     lint("fpdeep_psum")
 
 
-@pytest.mark.sim
-def test_generated_cluster_lints_clean(tmp_path):
+def _lint_cluster(out) -> None:
+    """`verilator --lint-only -Wall` of a build folder's cluster top, warnings included."""
     import os
     import subprocess
 
@@ -111,9 +111,6 @@ def test_generated_cluster_lints_clean(tmp_path):
 
     if not simulator_available("verilator"):
         pytest.skip("Verilator not found")
-    out = tmp_path / "three"
-    assert main(["build", DIGITS, "--board", "zcu102", "--boards", "3", "--batch", "4",
-                 "-o", str(out)]) == 0
     sim = find_simulator("verilator")
     env = dict(os.environ)
     for key, value in sim.env.items():
@@ -124,3 +121,53 @@ def test_generated_cluster_lints_clean(tmp_path):
                            "cluster_top", *sources], cwd=out / "sim", env=env,
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0 and "%Warning" not in proc.stderr, proc.stderr[-3000:]
+
+
+@pytest.mark.sim
+def test_generated_cluster_lints_clean(tmp_path):
+    out = tmp_path / "three"
+    assert main(["build", DIGITS, "--board", "zcu102", "--boards", "3", "--batch", "4",
+                 "-o", str(out)]) == 0
+    _lint_cluster(out)
+
+
+def colliding_names_model(path):
+    """Layer names that sanitise alike (Conv1/conv1 with equal channel ranges, block.relu /
+    block/relu) and names past the identifier length limit."""
+    from conftest import make_model, rand, save, tensor
+    from onnx import helper
+
+    long = "x" * 100
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], kernel_shape=[3, 3], pads=[1] * 4,
+                         name="Conv1"),
+        helper.make_node("Relu", ["c1"], ["r1"], name="block.relu"),
+        helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2],
+                         name="block/relu"),
+        helper.make_node("Conv", ["p1", "w2"], ["c2"], kernel_shape=[3, 3], pads=[1] * 4,
+                         name="conv1"),
+        helper.make_node("Relu", ["c2"], ["r2"], name=long + "a"),
+        helper.make_node("Flatten", ["r2"], ["f"], name=long + "b"),
+        helper.make_node("Gemm", ["f", "w3", "b3"], ["y"], transB=1, name=long + "c"),
+    ]
+    inits = [tensor("w1", rand(4, 3, 3, 3)), tensor("b1", rand(4)),
+             tensor("w2", rand(4, 4, 3, 3, seed=1)), tensor("w3", rand(4, 64, seed=2)),
+             tensor("b3", rand(4, seed=3))]
+    return save(make_model(nodes, initializers=inits), path.parent, path.name)
+
+
+@pytest.mark.sim
+def test_names_that_sanitise_alike_give_unique_lint_clean_rtl(tmp_path):
+    from fpdeep.codegen.names import MAX_LENGTH
+
+    model = colliding_names_model(tmp_path / "names.onnx")
+    out = tmp_path / "out"
+    assert main(["build", str(model), "--board", "zcu102", "--boards", "1", "-o", str(out)]) == 0
+    d = json.loads((out / "design.json").read_text())
+    idents = [s["ident"] for b in d["boards"] for s in b["slices"]]
+    idents += [u["ident"] for b in d["boards"] for u in b["units"]]
+    assert len(idents) == len(set(idents)), idents
+    assert {"conv1_c0_4", "conv1_c0_4_1"} <= set(idents)  # Conv1 and conv1, both channels 0..3
+    assert {"block_relu_u", "block_relu_u_1"} <= set(idents)
+    assert max(map(len, idents)) <= MAX_LENGTH
+    _lint_cluster(out)

@@ -43,3 +43,13 @@ def test_namer_collisions_get_suffixes():
     namer = Namer(taken=frozenset({"clk"}))
     assert [namer("a.b"), namer("a/b"), namer("a-b"), namer("clk")] == ["a_b", "a_b_1", "a_b_2",
                                                                         "clk_1"]
+
+
+def test_namer_keys_on_the_models_names_not_their_sanitised_form():
+    namer = Namer()
+    first, second = namer("Conv1", "c0_4"), namer("conv1", "c0_4")
+    assert (first, second) == ("conv1_c0_4", "conv1_c0_4_1")
+    assert namer("Conv1", "c0_4") == first  # stable
+    assert namer("block.relu", "u") != namer("block/relu", "u")
+    long = namer("x" * 100, "fanin")
+    assert len(long) <= MAX_LENGTH and long.endswith("_fanin")

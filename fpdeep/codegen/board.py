@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fpdeep import perf
-from fpdeep.codegen.names import Namer, sanitize
+from fpdeep.codegen.names import Namer
 from fpdeep.codegen.units import (
     LOSS_LABEL_BITS,
     RTL_UNIT_OPS,
@@ -253,7 +253,7 @@ def design(network: Network, plan: Plan, *, numerics: Numerics | None = None,
             shifts = _shifts(network, layer, numerics)
             has_bias = layer.weight("bias") is not None
             split = counts[s.layer] > 1
-            ident = namer(f"{sanitize(s.layer, prefix='l')}_c{s.lo}_{s.hi}")
+            ident = namer(s.layer, f"c{s.lo}_{s.hi}")
             engines = {}
             for mode in MODES:
                 alloc = sp.engines.get(mode)
@@ -295,7 +295,7 @@ def design(network: Network, plan: Plan, *, numerics: Numerics | None = None,
         if layer.is_compute or layer.op is Op.SOFTMAX:
             continue
         board = homes[layer.output]
-        unit = layer_unit(network, layer, ident=namer(f"{sanitize(layer.name, prefix='l')}_u"),
+        unit = layer_unit(network, layer, ident=namer(layer.name, "u"),
                           board=board, numerics=numerics)
         if unit is not None:
             units[board].append(unit)
@@ -312,13 +312,13 @@ def design(network: Network, plan: Plan, *, numerics: Numerics | None = None,
             units[home].append(psum_unit(
                 layer.name, shift=_shifts(network, layer, numerics)["bp"], slices=len(parts),
                 elements=math.prod(layer.in_shape),
-                ident=namer(f"{sanitize(layer.name, prefix='l')}_psum"), board=home))
+                ident=namer(layer.name, "psum"), board=home))
     # a tensor whose error comes from two readers gets an RTL fan-in where it is held
     for name, tensor in network.tensors.items():
         if name in homes and name != network.input_name and len(tensor.consumers) == 2:
             shape = network.layer(tensor.producer).out_shape
             units[homes[name]].append(fan_in_unit(
-                name, shape, ident=namer(f"{sanitize(name, prefix='t')}_fanin"),
+                name, shape, ident=namer(name, "fanin", prefix="t"),
                 board=homes[name]))
     boards = [BoardDesign(b.index, b.module, b.slices, (*units[b.index], sgd_unit(b.index)))
               for b in boards]

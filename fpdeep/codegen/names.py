@@ -45,21 +45,31 @@ def sanitize(name: str, *, prefix: str = "n") -> str:
 
 
 class Namer:
-    """Gives every distinct name a distinct safe identifier, the same one each time it is asked."""
+    """Gives every distinct (name, role) a distinct safe identifier, the same one each time.
+
+    Keyed by the model's own name, never by its sanitised form: ``Conv1`` and ``conv1`` (or
+    ``block.conv`` and ``block/conv``) sanitise alike but are different layers.
+    """
 
     def __init__(self, *, prefix: str = "n", taken: frozenset[str] = frozenset()):
         self.prefix = prefix
-        self._given: dict[str, str] = {}
+        self._given: dict[tuple[str, str], str] = {}
         self._used: set[str] = set(taken)
 
-    def __call__(self, name: str) -> str:
-        if name in self._given:
-            return self._given[name]
-        base = sanitize(name, prefix=self.prefix)
+    def __call__(self, name: str, role: str = "", *, prefix: str | None = None) -> str:
+        """The identifier of ``name`` in ``role`` (a short safe suffix such as "u" or "c0_4")."""
+        key = (name, role)
+        if key in self._given:
+            return self._given[key]
+        if role and sanitize(role) != role.lower():
+            raise ValueError(f"role {role!r} is not a safe identifier fragment")
+        tail = f"_{role}" if role else ""
+        base = sanitize(name, prefix=prefix or self.prefix)[: MAX_LENGTH - len(tail)]
+        base = base.rstrip("_") + tail
         ident, k = base, 1
         while ident in self._used:
             suffix = f"_{k}"
-            ident, k = base[: MAX_LENGTH - len(suffix)] + suffix, k + 1
+            ident, k = base[: MAX_LENGTH - len(suffix)].rstrip("_") + suffix, k + 1
         self._used.add(ident)
-        self._given[name] = ident
+        self._given[key] = ident
         return ident
