@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -11,10 +12,12 @@ from pathlib import Path
 
 import fpdeep
 from fpdeep import flow
+from fpdeep.cluster import MAX_BOARDS
 from fpdeep.errors import FpdeepError
 from fpdeep.files import write_file
 from fpdeep.flow import DEFAULT_RUN_BATCH, SIMULATORS, BuildConfig, RunConfig, defaults
 from fpdeep.progress import Progress
+from fpdeep.tables import printable
 
 
 @dataclass(frozen=True)
@@ -77,21 +80,29 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 # ----- plan --------------------------------------------------------------------------------------
+#: Board counts one --sweep may plan (each is a whole plan).
+MAX_SWEEP = 256
+
+
 def parse_counts(text: str) -> tuple[int, ...]:
     """`--sweep 1..128` or `--sweep 1,2,4,8` -> board counts."""
     try:
         if ".." in text:
             first, last = (int(part) for part in text.split(".."))
-            counts = tuple(range(first, last + 1))
+            size, top = last - first + 1, last
         else:
-            counts = tuple(int(part) for part in text.split(","))
+            listed = [int(part) for part in text.split(",")]
+            size, top, first = len(listed), max(listed), min(listed)
     except ValueError:
-        counts = ()
-    if not counts or any(c < 1 for c in counts):
+        size = 0
+    if size < 1 or first < 1:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not a list of board counts; give FIRST..LAST or N,N,... (all >= 1)"
-        )
-    return counts
+            f"{text!r} is not a list of board counts; give FIRST..LAST or N,N,... (all >= 1)")
+    if size > MAX_SWEEP or top > MAX_BOARDS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} asks for {size:,} board counts up to {top:,}; a sweep plans at most "
+            f"{MAX_SWEEP} counts of at most {MAX_BOARDS} boards (e.g. 1..64)")
+    return tuple(range(first, last + 1)) if ".." in text else tuple(listed)
 
 
 def _plan_arguments(parser: argparse.ArgumentParser) -> None:
@@ -365,14 +376,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    previous = _stop_on_sigterm()
     try:
         return args.run(args)
     except FpdeepError as exc:
-        print(f"fpdeep: error: {exc}", file=sys.stderr)
+        print(f"fpdeep: error: {printable(str(exc), newlines=True)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("fpdeep: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("fpdeep: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived: unwinds like Ctrl-C, so staged outputs are removed on the way out."""
+
+
+def _stop_on_sigterm():
+    """Turn SIGTERM into an exception (main thread only); returns the handler it replaced."""
+    def stop(_signum, _frame):
+        raise Terminated()
+
+    try:
+        return signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread (e.g. called from a notebook worker)
+        return None
 
 
 if __name__ == "__main__":

@@ -19,6 +19,12 @@ ACCUMULATOR_BITS = {8: 32, 16: 48, 32: 64}
 DEFAULT_UTIL_CAP = 0.85
 
 TOPOLOGIES = ("chain",)
+# FPGA fabric clocks stay below 1 GHz (UltraScale+ DSP48E2 tops out at 891 MHz in the fastest
+# speed grade, DS923; Stratix 10 HyperFlex at 1 GHz): a larger --clock is a typing error.
+MAX_CLOCK_MHZ = 1000.0
+# The longest chain fpdeep plans: FPDeep reports scaling to 100 boards; ten times that bounds
+# what a sweep or a plan may ask for.
+MAX_BOARDS = 1024
 PIPELINING = ("image", "row")
 
 
@@ -89,6 +95,9 @@ def make_cluster(
             raise FpdeepError("boards: give the number of boards in the chain")
         if isinstance(boards, bool) or not isinstance(boards, int) or boards < 1:
             raise FpdeepError(f"boards must be a positive integer (1 or more), got {boards!r}")
+        if boards > MAX_BOARDS:
+            raise FpdeepError(f"boards: {boards} is more than the {MAX_BOARDS} boards fpdeep "
+                              "plans in one chain")
         chain = (_resolve(board),) * boards
     else:
         chain = tuple(_resolve(b) for b in board)
@@ -123,8 +132,9 @@ def make_cluster(
     if clock_mhz is None:
         clock_mhz = min(b.clock_mhz for b in chain)
     bad = isinstance(clock_mhz, bool) or not isinstance(clock_mhz, (int, float))
-    if bad or not clock_mhz > 0 or math.isinf(clock_mhz):
-        raise FpdeepError(f"clock must be a positive number of MHz, got {clock_mhz!r}")
+    if bad or not 0 < clock_mhz <= MAX_CLOCK_MHZ:
+        raise FpdeepError(f"clock must be a number of MHz in (0, {MAX_CLOCK_MHZ:g}], got "
+                          f"{clock_mhz!r}; FPGA fabric clocks stay below 1 GHz")
     return Cluster(
         boards=chain,
         link_gbps=links,

@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fpdeep.errors import FpdeepError
-from fpdeep.files import check_writable_file, write_file
+from fpdeep.files import check_writable_file, read_json, write_file
 from fpdeep.golden import train_step, weight_formats
 from fpdeep.golden.step import trainable_refs
 from fpdeep.ir import Network, Op
 from fpdeep.progress import Bar, Progress
 from fpdeep.schedule import pipeline_figures, schedule, step_cycles
-from fpdeep.sim_report import ideal_batch_cycles
+from fpdeep.sim_report import ideal_batch_cycles, load_plan
 
 if TYPE_CHECKING:
     from fpdeep.flow import RunConfig
@@ -46,6 +46,10 @@ TESTBENCH_PARTS = ("board controller (starts each task of the step's task graph 
                    "tensors, the activation stash included)")
 
 
+#: Top-level entries of design.json that a simulation reads.
+DESIGN_KEYS = ("model", "data_width", "clock_mhz", "boards", "homes", "links", "build")
+
+
 def load_build(folder: str | Path) -> tuple[dict[str, Any], Network, dict[str, Any]]:
     """(design.json, the network, plan.json) of a build folder, or a clear error."""
     root = Path(folder)
@@ -54,11 +58,21 @@ def load_build(folder: str | Path) -> tuple[dict[str, Any], Network, dict[str, A
                           "create one with `fpdeep build MODEL ... -o DIR`")
     from fpdeep.frontend import load_onnx
 
-    design = json.loads((root / "design.json").read_text())
-    plan = json.loads((root / "plan.json").read_text())
+    remake = f"rebuild the folder with `fpdeep build MODEL ... -o {root} --force`"
+    design = read_json(root / "design.json", remake)
+    missing = [k for k in DESIGN_KEYS if not isinstance(design, dict) or k not in design]
+    if missing:
+        raise FpdeepError(f"{str(root / 'design.json')!r} is not one fpdeep wrote (it lacks "
+                          f"{', '.join(missing)}); {remake}")
+    plan = load_plan(root)
     info = design["build"]
-    shape = tuple(info["input_shape"]) if info["input_shape"] else None
-    return design, load_onnx(root / info["model_file"], input_shape=shape), plan
+    try:
+        shape = tuple(info["input_shape"]) if info["input_shape"] else None
+        model = root / info["model_file"]
+    except (KeyError, TypeError):
+        raise FpdeepError(f"{str(root / 'design.json')!r}: its build entry is damaged; "
+                          f"{remake}") from None
+    return design, load_onnx(model, input_shape=shape), plan
 
 
 def make_batch(network: Network, *, batch: int, seed: int,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from fpdeep.cluster import DEFAULT_UTIL_CAP, PIPELINING, Cluster, make_cluster
 from fpdeep.errors import FpdeepError, require_non_negative_int, require_positive_int
 from fpdeep.frontend import load_onnx
+from fpdeep.golden.loss import LOSSES
 from fpdeep.ir import Network
 from fpdeep.partition import STRATEGIES
 from fpdeep.planner import DEFAULT_BATCH, Plan
@@ -25,7 +26,6 @@ from fpdeep.resources import PACKAGE_DIR
 if TYPE_CHECKING:
     from fpdeep.schedule import PipelineFigures
 
-LOSSES = ("softmax_ce", "mse")
 SIMULATORS = ("verilator", "icarus")
 DEFAULT_MAX_CYCLES = 2_000_000
 #: Images per simulated step when the batch is random (no --data).
@@ -151,8 +151,10 @@ def build(config: BuildConfig, out: str | Path, *, force: bool = False,
     say.step("planning", f"{config.boards} board(s)")
     result = plan(config, network)
     say.step("generating", str(out))
+    inputs = (config.model, *([config.board] if isinstance(config.board, Path) else []))
     return write_build(network, result, out, model_files=model_files(config.model),
-                       input_shape=config.input_shape, force=force, loss=config.loss)
+                       input_shape=config.input_shape, force=force, loss=config.loss,
+                       keep=inputs)
 
 
 def simulate(folder: str | Path, config: RunConfig, *,

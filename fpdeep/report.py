@@ -12,7 +12,7 @@ from fpdeep import __version__, perf
 from fpdeep.errors import FpdeepError
 from fpdeep.planner import PASSES, BoardPlan, Plan
 from fpdeep.schedule import PipelineFigures
-from fpdeep.tables import format_count, format_table, shorten
+from fpdeep.tables import format_count, format_table, printable, shorten
 
 # Scaling is called linear while the throughput stays within this fraction of ideal.
 LINEAR_FRACTION = 0.9
@@ -142,7 +142,7 @@ def plan_text(plan: Plan, generated: PipelineFigures | str | None = None) -> str
     c, t = plan.cluster, plan.totals
     kinds = ", ".join(sorted({b.name for b in c.boards}))
     out = [
-        f"{plan.model} on {c.size} x {kinds} ({c.topology}), partition {plan.strategy}, "
+        f"{printable(plan.model)} on {c.size} x {kinds} ({c.topology}), partition {plan.strategy}, "
         f"{c.precision}-bit, {t.clock_mhz:g} MHz, {c.pipelining} pipelining"
         + (f", WHAT-IF {c.pixel_lanes} pixel lanes" if c.pixel_lanes > 1 else ""),
         "",

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from fpdeep import perf
 from fpdeep.errors import FpdeepError
-from fpdeep.tables import format_table
+from fpdeep.files import read_json
+from fpdeep.tables import format_table, printable
 
 
 def load_outcome(folder: str | Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
@@ -20,11 +20,30 @@ def load_outcome(folder: str | Path) -> tuple[dict[str, Any], dict[str, Any] | N
         raise FpdeepError(f"{str(root)!r} is not an fpdeep build folder (no plan.json); "
                           "create one with `fpdeep build MODEL ... -o DIR`")
     result_file = root / "sim" / "result.json"
-    result = json.loads(result_file.read_text()) if result_file.is_file() else None
-    if result is not None and "planner_ii_cycles" not in result:
-        raise FpdeepError(f"{result_file} was written by an older fpdeep; run `fpdeep sim "
-                          f"{root}` again for the figures this report compares")
-    return json.loads(plan_file.read_text()), result
+    resimulate = f"run `fpdeep sim {root}` again for the figures this report compares"
+    result = read_json(result_file, resimulate) if result_file.is_file() else None
+    if result is not None and not (isinstance(result, dict) and result.keys() >= RESULT_KEYS):
+        raise FpdeepError(f"{result_file} was written by an older fpdeep or is damaged; "
+                          + resimulate)
+    return load_plan(root), result
+
+
+def load_plan(root: Path) -> dict[str, Any]:
+    """A build folder's plan.json, checked to be one fpdeep wrote."""
+    plan_file = root / "plan.json"
+    remake = f"rebuild the folder with `fpdeep build MODEL ... -o {root} --force`"
+    plan = read_json(plan_file, remake)
+    if not (isinstance(plan, dict) and plan.keys() >= PLAN_KEYS):
+        raise FpdeepError(f"{plan_file} is not a plan fpdeep wrote; {remake}")
+    return plan
+
+
+PLAN_KEYS = frozenset({"model", "boards", "strategy", "totals"})
+
+#: What a report reads of sim/result.json.
+RESULT_KEYS = frozenset({"match", "mismatches", "steps", "batch", "cycles", "modelled_cycles",
+                         "cycle_error", "images_per_s_at_clock", "loss", "planner_ii_cycles",
+                         "planner_bottleneck", "engine_tasks"})
 
 
 def ideal_batch_cycles(totals: Mapping[str, Any], batch: int) -> int:
@@ -58,7 +77,7 @@ def outcome_json(plan: dict[str, Any], result: dict[str, Any] | None) -> dict[st
 
 def outcome_text(plan: dict[str, Any], result: dict[str, Any] | None) -> str:
     t = plan["totals"]
-    lines = [f"{plan['model']} on {len(plan['boards'])} board(s) "
+    lines = [f"{printable(plan['model'])} on {len(plan['boards'])} board(s) "
              f"({', '.join(sorted(set(b['board'] for b in plan['boards'])))}), partition "
              f"{plan['strategy']}, {t['clock_mhz']:g} MHz", ""]
     if result is None:

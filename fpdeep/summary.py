@@ -6,7 +6,7 @@ from typing import Any
 
 from fpdeep.analysis import NetworkWorkload
 from fpdeep.ir import Network
-from fpdeep.tables import format_count, format_table, shorten
+from fpdeep.tables import format_count, format_table, printable, shorten
 
 TOTAL_FIELDS = ("fp_macs", "bp_macs", "wg_macs", "params", "activations")
 
@@ -56,7 +56,7 @@ def workload_table(network: Network, workload: NetworkWorkload, *, model: str) -
     compute = len(network.compute_layers)
     train = workload.fp_macs + workload.bp_macs + workload.wg_macs
     head = (
-        f"{model}: input {shape(network.input_shape)}, {len(network.layers)} layers "
+        f"{printable(model)}: input {shape(network.input_shape)}, {len(network.layers)} layers "
         f"({compute} compute), {format_count(workload.params)} parameters\n"
         f"training work per image: {format_count(train)} MACs "
         f"(FP {format_count(workload.fp_macs)}, BP {format_count(workload.bp_macs)}, "

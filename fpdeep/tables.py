@@ -2,7 +2,29 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Sequence
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|~])")
+
+
+def printable(text: str, *, newlines: bool = False) -> str:
+    """``text`` safe for a terminal: control characters (ESC sequences, carriage returns...)
+    shown as escapes, so a name from a model can never drive the user's terminal."""
+    def show(c: str) -> str:
+        if newlines and c == "\n":
+            return c
+        if unicodedata.category(c).startswith("C"):
+            return c.encode("unicode_escape").decode("ascii")
+        return c
+
+    return "".join(map(show, text))
+
+
+def markdown_text(text: str) -> str:
+    """``text`` as literal Markdown: printable, one line, every markup character escaped."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", printable(text))
 
 
 def format_count(value: int | float) -> str:
@@ -15,6 +37,7 @@ def format_count(value: int | float) -> str:
 
 def shorten(text: str, width: int) -> str:
     """Keep the start and the end of a long name, which are what tell layers apart."""
+    text = printable(text)
     if len(text) <= width:
         return text
     keep = width - 1
@@ -30,7 +53,8 @@ def format_table(
 ) -> str:
     """Columns padded to their widest cell; ``right`` marks right-aligned (numeric) columns."""
     right = list(right) if right is not None else [False] * len(headers)
-    body = [list(headers), *map(list, rows)] + ([list(footer)] if footer else [])
+    rows = [[printable(cell) for cell in row] for row in rows]
+    body = [list(headers), *rows] + ([list(footer)] if footer else [])
     widths = [max(len(row[i]) for row in body) for i in range(len(headers))]
 
     def line(row: Sequence[str]) -> str:

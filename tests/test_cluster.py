@@ -39,8 +39,11 @@ def test_other_options_are_validated():
         make_cluster(board="vcu118", boards=2, precision=12)
     with pytest.raises(FpdeepError, match=r"utilisation cap must be in \(0, 1\], got 0"):
         make_cluster(board="vcu118", boards=2, util_cap=0)
-    with pytest.raises(FpdeepError, match="clock must be a positive number of MHz, got 0"):
-        make_cluster(board="vcu118", boards=2, clock_mhz=0)
+    for clock in (0, -5.0, float("nan"), float("inf"), 1e9):
+        with pytest.raises(FpdeepError, match=r"clock must be a number of MHz in \(0, 1000\]"):
+            make_cluster(board="vcu118", boards=2, clock_mhz=clock)
+    with pytest.raises(FpdeepError, match="more than the 1024 boards"):
+        make_cluster(board="vcu118", boards=1025)
     with pytest.raises(FpdeepError, match="topology 'ring' is not supported"):
         make_cluster(board="vcu118", boards=2, topology="ring")
     with pytest.raises(FpdeepError, match=r"boards \(3\) does not match the 2 boards listed"):

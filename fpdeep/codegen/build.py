@@ -19,6 +19,7 @@ from fpdeep.planner import Plan
 from fpdeep.report import plan_json
 from fpdeep.resources import data_dir
 from fpdeep.schedule import pipeline_figures
+from fpdeep.tables import markdown_text
 
 #: The engine library modules every board needs, in compile order.
 HW_MODULES = ("fpdeep_sdp_ram", "fpdeep_tensor_walker", "fpdeep_loop_nest", "fpdeep_mac_array",
@@ -70,7 +71,8 @@ def build(network: Network, plan: Plan, out: str | Path, *, model_files: dict[st
             stage.write(f"{folder}/{b.module}.sv", render("board.sv.j2", board_values(d, b)))
             stage.write(f"{folder}/files.f", render("filelist.f.j2", {
                 "what": f"board {b.index}", "files": [*hw_paths, f"{b.module}.sv"]}))
-            summaries.append(", ".join(f"{s.layer}[{s.lo}:{s.hi}]" for s in b.slices))
+            summaries.append(", ".join(markdown_text(f"{s.layer}[{s.lo}:{s.hi}]")
+                                       for s in b.slices))
         stage.write("sim/cluster_top.sv", render("cluster_top.sv.j2", cluster_values(d)))
         stage.write("sim/files.f", render("filelist.f.j2", {
             "what": "the cluster simulation top",
@@ -78,7 +80,8 @@ def build(network: Network, plan: Plan, out: str | Path, *, model_files: dict[st
             + [f"../rtl/board_{b.index}/{b.module}.sv" for b in d.boards] + ["cluster_top.sv"]}))
         names = sorted({b.name for b in plan.cluster.boards})
         stage.write("README.md", render("README.md.j2", {
-            "model": d.model, "board_name": " + ".join(names), "strategy": plan.strategy,
+            "model": markdown_text(d.model), "board_name": " + ".join(names),
+            "strategy": plan.strategy,
             "precision": plan.cluster.precision, "clock_mhz": f"{plan.cluster.clock_mhz:g}",
             "boards": [{"index": b.index, "module": b.module, "summary": summary}
                        for b, summary in zip(d.boards, summaries, strict=True)]}))

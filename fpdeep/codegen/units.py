@@ -359,6 +359,10 @@ class LinkModel:
     den: int
 
 
+#: Finest link rate the simulation link model is given: num/den words per cycle, den <= this.
+LINK_RATE_DENOMINATOR = 1 << 10
+
+
 def link_model(west: int, *, gbps: float, clock_mhz: float, dw: int, latency: int,
                payload_efficiency: float) -> LinkModel:
     """The link between boards ``west`` and ``west + 1``: its payload rate in data words per
@@ -366,5 +370,11 @@ def link_model(west: int, *, gbps: float, clock_mhz: float, dw: int, latency: in
     from fractions import Fraction
 
     words = Fraction(gbps * 1e9 * payload_efficiency / dw / (clock_mhz * 1e6))
-    rate = min(Fraction(1), words).limit_denominator(1 << 10)
+    if words < Fraction(1, LINK_RATE_DENOMINATOR):
+        least = dw * clock_mhz * 1e6 / LINK_RATE_DENOMINATOR / payload_efficiency / 1e9
+        raise FpdeepError(
+            f"the link between boards {west} and {west + 1} carries {float(words):.3g} words "
+            f"per cycle at {clock_mhz:g} MHz; the generated link model needs at least "
+            f"1/{LINK_RATE_DENOMINATOR} (--link-gbps {least:.3g} or more at this clock)")
+    rate = min(Fraction(1), words).limit_denominator(LINK_RATE_DENOMINATOR)
     return LinkModel(west, latency, rate.numerator, rate.denominator)

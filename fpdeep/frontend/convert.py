@@ -355,6 +355,12 @@ class GraphWalk:
         }
         names = {ref.name for layer in layers for ref in layer.weights}
         params = {k: v for k, v in self.used_params.items() if k in names}
+        for name, value in params.items():
+            if np.issubdtype(np.asarray(value).dtype, np.number) and not np.all(np.isfinite(value)):
+                bad = tuple(int(i) for i in np.argwhere(~np.isfinite(value))[0])
+                raise ModelError(
+                    f"{self.path.name}: weight {name!r} holds NaN or infinite values (first at "
+                    f"index {bad}); every weight must be a finite number.")
         return Network(
             name=self.graph.name or self.path.stem,
             input_name=self.input_name,
