@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 import fpdeep
@@ -171,3 +172,169 @@ def test_names_that_sanitise_alike_give_unique_lint_clean_rtl(tmp_path):
     assert {"block_relu_u", "block_relu_u_1"} <= set(idents)
     assert max(map(len, idents)) <= MAX_LENGTH
     _lint_cluster(out)
+
+
+# ----- rebuilding, output folders, modes --------------------------------------------------------
+def test_rebuild_discards_later_outputs_and_refuses_strangers(tmp_path, capsys):
+    out = tmp_path / "b"
+    assert _build(out) == 0
+    (out / "sim" / "result.json").write_text("{}")  # what `fpdeep sim` leaves
+    (out / "report.txt").write_text("old report")  # what `fpdeep demo` leaves
+    assert _build(out) == 0
+    assert not (out / "sim" / "result.json").exists() and not (out / "report.txt").exists()
+    (out / "my_notes.md").write_text("mine")
+    (out / "waves").mkdir()
+    capsys.readouterr()
+    assert _build(out) == 2
+    err = capsys.readouterr().err
+    assert "holds files fpdeep did not write (my_notes.md, waves)" in err and "--force" in err
+    assert (out / "my_notes.md").read_text() == "mine"
+    assert _build(out, "--force") == 0 and not (out / "my_notes.md").exists()
+
+
+def test_build_never_replaces_the_working_folder(tmp_path, monkeypatch, capsys):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "thesis.tex").write_text("precious")
+    monkeypatch.chdir(work)
+    for target in (".", str(tmp_path)):
+        assert _build(target, "--force") == 2
+        assert "is the working folder or holds it" in capsys.readouterr().err
+    assert (work / "thesis.tex").read_text() == "precious"
+
+
+def test_force_never_deletes_the_model_it_builds(tmp_path, capsys):
+    out = tmp_path / "b"
+    assert _build(out) == 0
+    model = out / "model.onnx"  # building the folder's own copy into the folder
+    code = main(["build", str(model), "--board", "zcu102", "--boards", "1", "-o", str(out),
+                 "--force"])
+    assert code == 2
+    assert "holds the input" in capsys.readouterr().err and model.is_file()
+
+
+def test_outputs_get_the_modes_the_umask_gives(tmp_path):
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        assert _build(tmp_path / "b") == 0
+        assert main(["plan", DIGITS, "--board", "zcu102", "--boards", "2",
+                     "--json", str(tmp_path / "p.json")]) == 0
+    finally:
+        os.umask(old)
+    mode = lambda p: stat.S_IMODE(p.stat().st_mode)  # noqa: E731
+    assert mode(tmp_path / "b") == 0o755
+    assert mode(tmp_path / "b" / "plan.json") == 0o644
+    assert mode(tmp_path / "p.json") == 0o644
+
+
+def test_sigterm_leaves_no_partial_folder(tmp_path):
+    import subprocess
+    import sys
+
+    # the signal arrives while the boards are being written into the staging folder
+    script = f"""
+import os, signal, sys
+import fpdeep.codegen.build as b
+real = b.render
+def render(*a, **k):
+    os.kill(os.getpid(), signal.SIGTERM)
+    return real(*a, **k)
+b.render = render
+from fpdeep.cli import main
+sys.exit(main(["build", {DIGITS!r}, "--board", "zcu102", "--boards", "2", "-o", "out"]))
+"""
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert proc.returncode == 143, proc.stderr
+    assert "fpdeep: terminated" in proc.stderr and "Traceback" not in proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+# ----- the model ---------------------------------------------------------------------------------
+def test_a_model_with_external_data_is_built_with_its_data(tmp_path):
+    import onnx
+
+    from fpdeep.cosim import load_build
+
+    source = onnx.load(DIGITS)
+    model = tmp_path / "src" / "ext.onnx"
+    model.parent.mkdir()
+    onnx.save_model(source, str(model), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="ext.bin", size_threshold=0)
+    assert (model.parent / "ext.bin").is_file()
+    out = tmp_path / "b"
+    assert main(["build", str(model), "--board", "zcu102", "--boards", "1", "-o", str(out)]) == 0
+    for f in model.parent.iterdir():  # the folder must stand on its own
+        f.unlink()
+    _, network, _ = load_build(out)
+    original = fpdeep.load_onnx(DIGITS)
+    assert network.params.keys() == original.params.keys()
+    for name, value in original.params.items():
+        assert np.array_equal(network.params[name], value), name
+
+
+def _with_layer(tmp_path, op: str, **attrs):
+    """A conv-relu-OP-flatten-fc model: ``op`` is the layer under test."""
+    from golden_nets import OnnxNet
+
+    net = OnnxNet((1, 8, 8))
+    net.conv(4, 3, pads=(1, 1, 1, 1))
+    net.relu()
+    inputs = [net.last]
+    if op == "BatchNormalization":
+        for role, value in (("scale", 1.0), ("shift", 0.0), ("mean", 0.0), ("var", 1.0)):
+            net.inits[f"bn_{role}"] = np.full(4, value)
+            inputs.append(f"bn_{role}")
+    net.node(op, inputs, (4, 8, 8), **attrs)
+    net.flatten()
+    net.fc(10)
+    path = tmp_path / f"{op}.onnx"
+    net.load(path)
+    return path
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--precision", "8", "--precision 8: the generated boards compute with 16-bit data"),
+    ("--pipelining", "row", "--pipelining row: the generated boards pipeline whole images"),
+    ("--pixel-lanes", "2", "--pixel-lanes 2 is a planning what-if"),
+])
+def test_build_refuses_plan_features_the_rtl_does_not_implement(tmp_path, capsys, option,
+                                                                  value, message):
+    out = tmp_path / "b"
+    assert _build(out, option, value) == 2
+    err = capsys.readouterr().err
+    assert "this plan cannot be built" in err and message in err
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+    # plan prints the same reason instead of figures for a design that cannot be built
+    assert main(["plan", DIGITS, "--board", "zcu102", "--boards", "2", option, value]) == 0
+    assert f"generated design: cannot be built (this plan cannot be built: {message}" \
+        in capsys.readouterr().out
+
+
+def test_build_refuses_a_plan_that_spills_off_chip(tmp_path, capsys):
+    from conftest import light_model
+
+    out = tmp_path / "b"
+    code = main(["build", str(light_model("light_vgg19")), "--board", "vcu118", "--boards", "8",
+                 "--partition", "optimal", "-o", str(out)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "keeps tensors off chip on board 0" in err and "to dram" in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("op", "attrs"), [
+    ("BatchNormalization", {}),
+    ("LRN", {"size": 3}),
+    ("Dropout", {}),
+])
+def test_build_refuses_layers_without_rtl(tmp_path, capsys, op, attrs):
+    model = _with_layer(tmp_path, op, **attrs)
+    out = tmp_path / "b"
+    assert main(["build", str(model), "--board", "zcu102", "--boards", "1", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"({op}): no RTL unit for this op yet" in err, err
+    assert not out.exists()

@@ -89,3 +89,36 @@ def test_console_script_runs_without_traceback(tmp_path):
     )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr and "bad.onnx" in result.stderr
+
+
+def hostile_names_model(tmp_path):
+    """tiny_cnn with a graph name and a layer name carrying terminal escapes and markup."""
+    model = tiny_cnn()
+    model.graph.name = "evil\x1b[2J<b>*net*</b>"
+    model.graph.node[0].name = "conv\x1b]0;owned\x07|x|"
+    return save(model, tmp_path)
+
+
+def test_names_from_the_model_never_reach_output_raw(tmp_path, capsys):
+    path = str(hostile_names_model(tmp_path))
+    out = tmp_path / "b"
+    assert main(["inspect", path]) == 0
+    assert main(["plan", path, "--board", "zcu102", "--boards", "2"]) == 0
+    assert main(["build", path, "--board", "zcu102", "--boards", "1", "-o", str(out)]) == 0
+    assert main(["report", str(out)]) == 0
+    printed = capsys.readouterr()
+    for text in (printed.out, printed.err):
+        assert "\x1b" not in text and "\x07" not in text
+    assert "evil\\x1b[2J<b>*net*</b>" in printed.out  # shown, escaped, not interpreted
+    readme = (out / "README.md").read_text()
+    assert "\x1b" not in readme and "<b>" not in readme
+    assert r"evil\\x1b\[2J\<b\>\*net\*\</b\>" in readme
+    assert r"\|x\|" in readme  # a | would split the Markdown table's row
+
+
+def test_errors_naming_a_hostile_node_are_escaped(tmp_path, capsys):
+    model = tiny_cnn()
+    model.graph.node[1].op_type = "Evil\x1b[2J"
+    assert main(["inspect", str(save(model, tmp_path))]) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "Evil" in err

@@ -107,3 +107,95 @@ def test_report_asks_for_a_new_simulation_of_an_old_result(tmp_path, capsys):
     assert main(["report", str(out)]) == 2
     err = capsys.readouterr().err
     assert "written by an older fpdeep" in err and "fpdeep sim" in err
+
+
+@pytest.mark.parametrize(("x", "y", "message"), [
+    (np.full((2, 1, 8, 8), np.nan), [1, 2], "x holds NaN or infinite values"),
+    (np.full((2, 1, 8, 8), np.inf), [1, 2], "x holds NaN or infinite values"),
+    (np.zeros((2, 1, 8, 8)), [1.0, 2.5], "y must hold integer class labels"),
+    (np.zeros((2, 1, 8, 8)), [1, 10], r"label y\[1\] = 10 is not a class of the model; "
+                                      r"labels must lie in 0..9"),
+    (np.zeros((2, 1, 8, 8)), [-1, 0], r"label y\[0\] = -1"),
+    (np.zeros((0, 1, 8, 8)), np.zeros(0, np.int64), "the batch is empty"),
+])
+def test_bad_batches_are_refused_before_any_rtl_is_built(tmp_path, x, y, message):
+    network = fpdeep.load_onnx(DIGITS)
+    np.savez(tmp_path / "b.npz", x=x, y=np.asarray(y))
+    with pytest.raises(FpdeepError, match=message):
+        make_batch(network, batch=2, seed=0, data=tmp_path / "b.npz")
+
+
+@pytest.fixture
+def built(tmp_path):
+    out = tmp_path / "b"
+    assert main(["build", str(DIGITS), "--board", "zcu102", "--boards", "1", "-o", str(out)]) == 0
+    return out
+
+
+def _no_simulator(monkeypatch):
+    """Any attempt to run the simulator fails the test: the input must be refused first."""
+    import fpdeep.simulate
+
+    def refuse(**_kw):
+        raise AssertionError("the simulator ran")
+
+    monkeypatch.setattr(fpdeep.simulate, "run_cocotb", refuse)
+
+
+def test_batch_and_data_exclude_each_other(built, tmp_path, capsys, monkeypatch):
+    _no_simulator(monkeypatch)
+    np.savez(tmp_path / "d.npz", x=np.zeros((2, 1, 8, 8), np.float32), y=np.array([0, 1]))
+    assert main(["sim", str(built), "--data", str(tmp_path / "d.npz"), "--batch", "4"]) == 2
+    assert "--batch and --data exclude each other" in capsys.readouterr().err
+
+
+def test_bad_labels_refused_before_the_simulator_runs(built, tmp_path, capsys, monkeypatch):
+    _no_simulator(monkeypatch)
+    np.savez(tmp_path / "d.npz", x=np.zeros((2, 1, 8, 8), np.float32), y=np.array([0, 12]))
+    assert main(["sim", str(built), "--data", str(tmp_path / "d.npz")]) == 2
+    assert "label y[1] = 12 is not a class" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--seed", "-1"], "--seed must be a non-negative integer, got -1"),
+    (["--dump-weights", "no/such/folder/w.npz"], "--dump-weights 'no/such/folder/w.npz': "
+                                                  "folder 'no/such/folder' does not exist"),
+    (["--lr", "inf"], "--lr must be a positive number"),
+])
+def test_sim_options_checked_before_the_simulator_runs(built, capsys, monkeypatch, args,
+                                                       message):
+    _no_simulator(monkeypatch)
+    monkeypatch.chdir(built.parent)
+    assert main(["sim", str(built), *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("name", "content", "message"), [
+    ("design.json", "{not json", "design.json' cannot be read (not valid JSON)"),
+    ("design.json", "[]", "is not one fpdeep wrote"),
+    ("plan.json", '{"model": 1}', "is not a plan fpdeep wrote"),
+    ("sim/result.json", "\x00\x01", "result.json' cannot be read (not valid JSON)"),
+])
+def test_corrupt_build_files_are_named(built, capsys, monkeypatch, name, content, message):
+    _no_simulator(monkeypatch)
+    (built / "sim").mkdir(exist_ok=True)
+    (built / name).write_text(content)
+    command = "report" if name.startswith("sim/") else "sim"
+    assert main([command, str(built)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_a_failed_sim_leaves_no_stale_result(built, capsys, monkeypatch):
+    import fpdeep.simulate
+
+    def fail(**_kw):
+        raise FpdeepError("the simulator crashed")
+
+    monkeypatch.setattr(fpdeep.simulate, "run_cocotb", fail)
+    (built / "sim" / "result.json").write_text('{"match": true}')  # from an earlier run
+    assert main(["sim", str(built)]) == 2
+    assert "the simulator crashed" in capsys.readouterr().err
+    assert not (built / "sim" / "result.json").exists()
+    assert main(["report", str(built)]) == 0
+    assert "not simulated yet" in capsys.readouterr().out

@@ -147,3 +147,13 @@ def test_mutated_model_bytes_load_or_fail_cleanly(tmp_path, cuts, truncate):
         return
     assert net.layers and fpdeep.analyze(net).fp_macs >= 0
     assert np.all([d > 0 for layer in net.layers for d in layer.out_shape])
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_non_finite_weights_are_refused_at_load(tmp_path, value):
+    model = tiny_cnn()
+    w2 = rand(6, 4, 3, 3)
+    w2[1, 2, 0, 1] = value
+    model.graph.initializer[2].CopyFrom(tensor("w2", w2))
+    message = load_error(save(model, tmp_path))
+    assert "weight 'w2' holds NaN or infinite values (first at index (1, 2, 0, 1))" in message

@@ -90,3 +90,27 @@ def test_malformed_board_file_exits_2(model, tmp_path, capsys):
     path.write_text('name = "x"\n[device\n')
     assert main(["plan", model, "--board-file", str(path), "--boards", "1"]) == 2
     assert f"board file {path}, line 2: malformed TOML" in capsys.readouterr().err
+
+
+def test_a_link_too_slow_for_the_link_model_is_named_not_divided_by(model, capsys):
+    assert main(["plan", model, "--board", "zcu102", "--boards", "2", "--link-gbps", "1e-6"]) == 0
+    out = capsys.readouterr().out
+    assert "generated design: cannot be built (the link between boards 0 and 1 carries" in out
+    assert "needs at least 1/1024" in out
+
+
+@pytest.mark.parametrize("clock", ["1e9", "nan", "-3"])
+def test_absurd_clocks_are_refused(model, capsys, clock):
+    assert main(["plan", model, "--board", "zcu102", "--boards", "2", "--clock", clock]) == 2
+    assert "clock must be a number of MHz in (0, 1000]" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("sweep", "message"), [
+    ("1..100000", "a sweep plans at most 256 counts of at most 1024 boards"),
+    ("1..1000000000000", "asks for 1,000,000,000,000 board counts"),
+    ("2000", "at most 1024 boards"),
+])
+def test_sweeps_are_bounded_before_they_are_planned(model, capsys, sweep, message):
+    with pytest.raises(SystemExit) as info:
+        main(["plan", model, "--board", "zcu102", "--sweep", sweep])
+    assert info.value.code == 2 and message in capsys.readouterr().err
