@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 # One pytest worker per core; tests that share a simulator build stay on one worker.
 PARALLEL ?= -n auto --dist loadgroup
 
-.PHONY: setup test test-fast lint bench demo clean
+.PHONY: setup test test-fast test-full lint bench demo clean
 
 setup: $(BIN)/python
 	$(BIN)/pip install --upgrade pip
@@ -20,7 +20,11 @@ endif
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
+# Everything CI runs; long runs (marker `full`) only in test-full.
 test:
+	$(BIN)/python -m pytest $(PARALLEL) -m "not full" $(PYTEST_ARGS)
+
+test-full:
 	$(BIN)/python -m pytest $(PARALLEL) $(PYTEST_ARGS)
 
 test-fast:

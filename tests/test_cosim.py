@@ -138,3 +138,14 @@ def test_cycle_limit_names_the_stalled_stream_and_board(one_board):
     # wait in flight is named with its board
     assert "(step 1)" in message and "board 0 stream fc_c0_10_fp_s_w" in message, message
     assert re.search(r"waiting on board 0 (stream|engine) \w+", message), message
+
+
+@pytest.mark.full
+def test_twelve_steps_on_three_boards_bit_exact(tmp_path):
+    """Many steps: weights carried from step to step on the boards stay bit-exact."""
+    network, plan = _digits_plan(3)
+    out = tmp_path / "long"
+    build(network, plan, out, model_files={"model.onnx": DIGITS.read_bytes()})
+    result = simulate(out, RunConfig(batch=8, steps=12, lr=0.1))
+    _check(result, out)
+    assert result["steps"] == 12 and len(result["loss"]) == 12
