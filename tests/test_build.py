@@ -113,13 +113,10 @@ def _lint_cluster(out) -> None:
     if not simulator_available("verilator"):
         pytest.skip("Verilator not found")
     sim = find_simulator("verilator")
-    env = dict(os.environ)
-    for key, value in sim.env.items():
-        env[key] = value + os.pathsep + env.get(key, "") if key == "PATH" else value
     sources = [line for line in (out / "sim" / "files.f").read_text().splitlines()
                if line and not line.startswith("#")]
     proc = subprocess.run([str(sim.executable), "--lint-only", "-Wall", "--top-module",
-                           "cluster_top", *sources], cwd=out / "sim", env=env,
+                           "cluster_top", *sources], cwd=out / "sim", env=sim.environ(os.environ),
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0 and "%Warning" not in proc.stderr, proc.stderr[-3000:]
 
