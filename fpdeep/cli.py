@@ -160,7 +160,7 @@ def build_config(args: argparse.Namespace) -> BuildConfig:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from fpdeep.report import plan_html, plan_json, plan_text, sweep_rows, sweep_text
+    from fpdeep.report import plan_json, plan_text, sweep_rows, sweep_text
 
     if args.boards is None and args.sweep is None:
         raise FpdeepError("give --boards N (or --sweep A..B)")
@@ -170,7 +170,8 @@ def _plan(args: argparse.Namespace) -> int:
     if args.sweep:
         results = fpdeep.sweep(network, [config.cluster(n) for n in args.sweep],
                                strategy=config.partition, batch=config.batch)
-        rows = sweep_rows(list(zip(args.sweep, results, strict=True)))
+        rows = sweep_rows(list(zip(args.sweep, results, strict=True)),
+                          generated=lambda p: flow.generated_design(network, p))
         if args.json != "-":
             print(sweep_text(rows))
     count = args.boards if args.boards is not None else max(args.sweep)
@@ -186,7 +187,9 @@ def _plan(args: argparse.Namespace) -> int:
         if args.json != "-":
             print(f"wrote {args.json}")
     if args.html:
-        write_output(args.html, plan_html(result, rows))
+        from fpdeep.report_html import plan_html
+
+        write_output(args.html, plan_html(result, rows, generated))
         if args.json != "-":
             print(f"wrote {args.html}")
     return 0
@@ -251,15 +254,24 @@ def _sim(args: argparse.Namespace) -> int:
 def _report_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", help="a folder written by `fpdeep build` (and `fpdeep sim`)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    parser.add_argument("--html", metavar="FILE",
+                        help="also write an HTML report with plots ('-' = stdout)")
 
 
 def _report(args: argparse.Namespace) -> int:
     from fpdeep.sim_report import load_outcome, outcome_json, outcome_text
 
     plan, result = load_outcome(args.dir)
-    print(outcome_text(plan, result), end="")
+    if args.html != "-":
+        print(outcome_text(plan, result), end="")
     if args.json:
         write_output(args.json, json.dumps(outcome_json(plan, result), indent=2) + "\n")
+    if args.html:
+        from fpdeep.report_html import outcome_html
+
+        write_output(args.html, outcome_html(plan, result))
+        if args.html != "-":
+            print(f"wrote {args.html}")
     return 0
 
 

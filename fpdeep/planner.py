@@ -50,7 +50,6 @@ class BoardPlan:
     memory_cycles: int  # off-chip traffic of spilled data per image
     spill_to: str  # "", "dram", "board K" (a neighbour's spare on-chip memory)
     update_cycles: int
-    busy: dict[str, int]  # per pass: DSP-cycles per image / board DSPs (stacks to <= compute)
 
 
 @dataclass(frozen=True)
@@ -168,14 +167,12 @@ def evaluate(
                 f"{cluster.dsp_budget(b)} DSPs within the {cluster.util_cap:.0%} cap"
             )
         slices = []
-        busy = dict.fromkeys(PASSES, 0.0)
         update = 0
         for s in board_slices[b]:
             engines: dict[str, EngineAlloc | None] = dict.fromkeys(PASSES)
             for (owner, p), alloc in zip(owners, allocs, strict=True):
                 if owner is s:
                     engines[p] = alloc
-                    busy[p] += alloc.cycles * alloc.dsp
             slices.append(SlicePlan(s, engines))
             wg = engines["wg"]
             assert wg is not None
@@ -204,7 +201,6 @@ def evaluate(
                 memory_cycles=mem_cycles,
                 spill_to=spill_to[b],
                 update_cycles=update,
-                busy={p: round(v / board.dsp) for p, v in busy.items()},
             )
         )
 

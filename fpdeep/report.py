@@ -1,14 +1,12 @@
-"""Plan reports: terminal text, JSON (the `fpdeep plan --json` schema) and a self-contained
-HTML page with inline SVG plots (no scripts, no network)."""
+"""Plan reports: terminal text and JSON (the `fpdeep plan --json` schema); the HTML page with
+plots of the same figures is fpdeep.report_html."""
 
 from __future__ import annotations
 
-import html
-import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from fpdeep import __version__, perf
+from fpdeep import perf
 from fpdeep.errors import FpdeepError
 from fpdeep.planner import PASSES, BoardPlan, Plan
 from fpdeep.schedule import PipelineFigures
@@ -198,8 +196,12 @@ def plan_text(plan: Plan, generated: PipelineFigures | str | None = None) -> str
 # ------------------------------------------------------------------------------------ sweeps
 
 
-def sweep_rows(plans: Sequence[tuple[int, Plan | FpdeepError]]) -> list[dict[str, Any]]:
-    """Scaling figures per board count, in increasing count order.
+def sweep_rows(plans: Sequence[tuple[int, Plan | FpdeepError]], *,
+               generated: Callable[[Plan], PipelineFigures | str] | None = None,
+               ) -> list[dict[str, Any]]:
+    """Scaling figures per board count, in increasing count order; with ``generated`` (e.g.
+    ``lambda p: fpdeep.flow.generated_design(network, p)``) each row also carries the figures of
+    the design `fpdeep build` makes at that count, or why it cannot be built.
 
     The ideal at N boards is linear in N from the best throughput per board seen at any count
     up to N, so a small cluster that is memory-bound does not make larger ones look superlinear.
@@ -213,10 +215,11 @@ def sweep_rows(plans: Sequence[tuple[int, Plan | FpdeepError]]) -> list[dict[str
         t = result.totals
         best_per_board = max(best_per_board, t.images_per_s / count)
         ideal = best_per_board * count
-        rows.append({
+        row = {
             "boards": count,
             "ii_cycles": t.ii_cycles,
             "images_per_s": t.images_per_s,
+            "images_per_s_batch": t.images_per_s_batch,
             "ideal_images_per_s": ideal,
             "scaling_efficiency": t.images_per_s / ideal,
             "load_imbalance": t.load_imbalance,
@@ -225,7 +228,11 @@ def sweep_rows(plans: Sequence[tuple[int, Plan | FpdeepError]]) -> list[dict[str
                 (result.gbps_needed(lp) / lp.gbps_available for lp in result.links), default=0.0
             ),
             "bottleneck": t.bottleneck,
-        })
+        }
+        if generated is not None:
+            row["generated"] = generated_json(generated(result), batch=t.batch,
+                                              clock_mhz=t.clock_mhz)
+        rows.append(row)
     return rows
 
 
@@ -247,170 +254,32 @@ def knees(rows: Sequence[dict[str, Any]]) -> dict[str, int | None]:
     return {"sublinear_from": linear, "plateau_from": plateau, "link_bound_from": link}
 
 
+def _generated_per_s(row: dict[str, Any]) -> str:
+    g = row.get("generated", {})
+    return f"{g['images_per_s_batch']:,.1f}" if "images_per_s_batch" in g else "not buildable"
+
+
 def sweep_text(rows: Sequence[dict[str, Any]]) -> str:
+    with_generated = any("generated" in r for r in rows)
     table = []
     for r in rows:
         if "error" in r:
-            table.append([str(r["boards"]), "-", "-", "-", "-", "-", "-", r["error"][:80]])
+            table.append([str(r["boards"]), "-", "-", "-", "-", "-", "-", r["error"][:80]]
+                         + ["-"] * with_generated)
             continue
         table.append([
             str(r["boards"]), f"{r['ii_cycles']:,}", f"{r['images_per_s']:,.1f}",
             f"{r['scaling_efficiency']:.1%}", f"{r['load_imbalance']:.3f}",
             f"{r['dsp_efficiency']:.1%}", f"{r['max_link_utilisation']:.0%}", r["bottleneck"],
-        ])
+        ] + [_generated_per_s(r)] * with_generated)
     k = knees(rows)
     text = format_table(
         ["boards", "II", "images/s", "vs linear", "imbalance", "DSP eff", "link use",
-         "bottleneck"],
-        table, right=[True] * 7 + [False],
+         "bottleneck"] + ["generated images/s (batch)"] * with_generated,
+        table, right=[True] * 7 + [False] + [True] * with_generated,
     )
     return (
         text + f"\n\nstays below {LINEAR_FRACTION:.0%} of linear from "
         f"{k['sublinear_from'] or '-'} boards; no faster from {k['plateau_from'] or '-'} boards; "
         f"link-bound from {k['link_bound_from'] or '-'} boards\n"
-    )
-
-
-# -------------------------------------------------------------------------------------- HTML
-
-_COLOURS = {"fp": "#4e79a7", "bp": "#f28e2b", "wg": "#59a14f", "dsp": "#4e79a7",
-            "bram": "#f28e2b", "uram": "#59a14f", "link": "#e15759", "ideal": "#999999"}
-
-
-def _svg_bars(title: str, labels: Sequence[str], series: dict[str, Sequence[float]], *,
-              stacked: bool, line: float | None = None, unit: str = "") -> str:
-    """A bar chart (stacked or grouped) as inline SVG; ``line`` draws a horizontal marker."""
-    width, height, left, bottom, top = 720, 260, 60, 40, 30
-    n = max(len(labels), 1)
-    if stacked:
-        peak = max([sum(v[i] for v in series.values()) for i in range(len(labels))] or [0])
-    else:
-        peak = max([max(v, default=0) for v in series.values()] or [0])
-    peak = max(peak, line or 0, 1e-12) * 1.1
-    plot_w, plot_h = width - left - 10, height - bottom - top
-    slot = plot_w / n
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'role="img"><title>{html.escape(title)}</title>',
-             f'<text x="{left}" y="18" font-size="14">{html.escape(title)}</text>']
-    for frac in (0, 0.5, 1):
-        y = top + plot_h * (1 - frac)
-        parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{y:.1f}" y2="{y:.1f}" '
-                     'stroke="#ddd"/>')
-        parts.append(f'<text x="{left - 4}" y="{y + 4:.1f}" font-size="10" text-anchor="end">'
-                     f'{html.escape(format_count(peak / 1.1 * frac / 1.0))}{unit}</text>')
-    names = list(series)
-    for i, label in enumerate(labels):
-        x0 = left + i * slot
-        base = 0.0
-        for j, name in enumerate(names):
-            value = series[name][i]
-            h = plot_h * value / peak
-            if stacked:
-                x, w, y = x0 + slot * 0.15, slot * 0.7, top + plot_h - plot_h * base / peak - h
-                base += value
-            else:
-                w = slot * 0.7 / len(names)
-                x, y = x0 + slot * 0.15 + j * w, top + plot_h - h
-            parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(w, 0.5):.1f}" '
-                         f'height="{h:.1f}" fill="{_COLOURS.get(name, "#777")}">'
-                         f'<title>{html.escape(f"{label} {name}: {value:,.3g}")}</title></rect>')
-        if n <= 40 or i % math.ceil(n / 40) == 0:
-            parts.append(f'<text x="{x0 + slot / 2:.1f}" y="{height - bottom + 14}" '
-                         f'font-size="10" text-anchor="middle">{html.escape(label)}</text>')
-    if line is not None:
-        y = top + plot_h * (1 - line / peak)
-        parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{y:.1f}" y2="{y:.1f}" '
-                     'stroke="#000" stroke-dasharray="4 3"/>')
-    for j, name in enumerate(names):
-        x = left + 10 + j * 90
-        parts.append(f'<rect x="{x}" y="{height - 16}" width="10" height="10" '
-                     f'fill="{_COLOURS.get(name, "#777")}"/><text x="{x + 14}" '
-                     f'y="{height - 7}" font-size="11">{html.escape(name)}</text>')
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def _svg_scaling(rows: Sequence[dict[str, Any]]) -> str:
-    ok = [r for r in rows if "error" not in r]
-    if not ok:
-        return ""
-    width, height, left, bottom, top = 720, 300, 70, 40, 30
-    xs = [r["boards"] for r in ok]
-    peak = max(max(r["ideal_images_per_s"], r["images_per_s"]) for r in ok) * 1.05
-    xmax = max(xs)
-    plot_w, plot_h = width - left - 10, height - bottom - top
-
-    def pt(x: float, y: float) -> str:
-        return f"{left + plot_w * x / xmax:.1f},{top + plot_h * (1 - y / peak):.1f}"
-
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             'role="img"><title>Scaling</title>',
-             '<text x="70" y="18" font-size="14">Throughput vs boards (dashed: ideal linear)'
-             '</text>',
-             f'<polyline fill="none" stroke="{_COLOURS["ideal"]}" stroke-dasharray="5 4" '
-             f'points="{" ".join(pt(r["boards"], r["ideal_images_per_s"]) for r in ok)}"/>',
-             f'<polyline fill="none" stroke="{_COLOURS["fp"]}" stroke-width="2" '
-             f'points="{" ".join(pt(r["boards"], r["images_per_s"]) for r in ok)}"/>']
-    for frac in (0, 0.5, 1):
-        y = top + plot_h * (1 - frac)
-        parts.append(f'<text x="{left - 4}" y="{y + 4:.1f}" font-size="10" text-anchor="end">'
-                     f'{peak * frac:,.0f}/s</text>')
-    for x in sorted({xs[0], xs[-1], *(xs[len(xs) // 4 :: max(len(xs) // 4, 1)])}):
-        parts.append(f'<text x="{left + plot_w * x / xmax:.1f}" y="{height - bottom + 14}" '
-                     f'font-size="10" text-anchor="middle">{x}</text>')
-    k = knees(rows)
-    marks = (("sublinear_from", "#000", "below 90% of linear"),
-             ("plateau_from", "#76b7b2", "no faster"),
-             ("link_bound_from", _COLOURS["link"], "link-bound"))
-    for row, (key, colour, label) in enumerate(marks):
-        if k[key] is not None:
-            x = left + plot_w * k[key] / xmax
-            parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{top + plot_h}" '
-                         f'stroke="{colour}" stroke-dasharray="2 2"/><text x="{x + 3:.1f}" '
-                         f'y="{top + 12 + 14 * row}" font-size="11" '
-                         f'fill="{colour}">{label} ({k[key]} boards)</text>')
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def plan_html(plan: Plan, sweep: Sequence[dict[str, Any]] | None = None) -> str:
-    """One self-contained page: tables plus SVG plots of load, resources, links and scaling."""
-    labels = [str(bp.index) for bp in plan.boards]
-    busy = {p: [bp.busy[p] for bp in plan.boards] for p in PASSES}
-    use = {
-        "dsp": [100 * bp.dsp_used / bp.dsp_available for bp in plan.boards],
-        "bram": [100 * bp.memory.bram_bits / bp.bram_bits_available
-                 if bp.bram_bits_available else 0 for bp in plan.boards],
-        "uram": [100 * bp.memory.uram_bits / bp.uram_bits_available
-                 if bp.uram_bits_available else 0 for bp in plan.boards],
-    }
-    plots = [
-        _svg_bars("DSP-busy cycles per image by pass, per board (dashed: II)", labels, busy,
-                  stacked=True, line=plan.totals.ii_cycles),
-        _svg_bars("Resource use per board (%)", labels, use, stacked=False, unit="%"),
-    ]
-    if plan.links:
-        link_use = {"link": [100 * plan.gbps_needed(lp) / lp.gbps_available for lp in plan.links]}
-        plots.append(_svg_bars("Link use per cut (%)", [f"{lp.src}-{lp.dst}" for lp in plan.links],
-                               link_use, stacked=False, unit="%", line=100.0))
-    scaling = ""
-    if sweep:
-        scaling = _svg_scaling(sweep) + f"<pre>{html.escape(sweep_text(sweep))}</pre>"
-    sources = "".join(
-        f"<li><b>{html.escape(b.name)}</b>: " + "; ".join(
-            f"{html.escape(k)}: {html.escape(v)}" for k, v in b.sources.items()) + "</li>"
-        for b in {b.name: b for b in plan.cluster.boards}.values()
-    )
-    return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f"<title>fpdeep plan: {html.escape(plan.model)}</title>"
-        "<style>body{font-family:sans-serif;margin:2em;max-width:1000px}"
-        "pre{background:#f6f6f6;padding:1em;overflow-x:auto}svg{display:block;margin:1em 0}"
-        "</style></head><body>"
-        f"<!-- generated by fpdeep {__version__} -->"
-        f"<h1>fpdeep plan: {html.escape(plan.model)}</h1>"
-        f"<pre>{html.escape(plan_text(plan))}</pre>"
-        + "".join(plots) + scaling
-        + f"<h2>Board figures and their sources</h2><ul>{sources}</ul>"
-        "<p>Power figures marked as estimates are not measurements.</p></body></html>\n"
     )

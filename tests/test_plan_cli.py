@@ -57,7 +57,11 @@ def test_plan_sweep(model, tmp_path, capsys):
     assert main(["plan", model, "--board", "u250", "--sweep", "1..3", "--json", str(out)]) == 0
     text = capsys.readouterr().out
     assert "vs linear" in text
-    assert [row["boards"] for row in json.loads(out.read_text())["sweep"]] == [1, 2, 3]
+    data = json.loads(out.read_text())
+    assert [row["boards"] for row in data["sweep"]] == [1, 2, 3]
+    # Each count carries the design `build` would make of it; the last is the plan shown.
+    assert data["sweep"][-1]["generated"] == data["generated"]
+    assert "generated images/s (batch)" in text
 
 
 @pytest.mark.parametrize(
