@@ -6,6 +6,7 @@ import argparse
 import json
 import signal
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 import fpdeep
 from fpdeep import flow
 from fpdeep.cluster import MAX_BOARDS
-from fpdeep.errors import FpdeepError
+from fpdeep.errors import FpdeepError, FpdeepWarning
 from fpdeep.files import write_file
 from fpdeep.flow import DEFAULT_RUN_BATCH, SIMULATORS, BuildConfig, RunConfig, defaults
 from fpdeep.progress import Progress
@@ -390,7 +391,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     previous = _stop_on_sigterm()
     try:
-        return args.run(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _warning_printer(warnings.showwarning)
+            return args.run(args)
     except FpdeepError as exc:
         print(f"fpdeep: error: {printable(str(exc), newlines=True)}", file=sys.stderr)
         return exc.exit_code
@@ -403,6 +406,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _warning_printer(python_printer: Callable[..., None]) -> Callable[..., None]:
+    """Print fpdeep's own warnings as one `fpdeep: warning:` line, others as Python does."""
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        if issubclass(category, FpdeepWarning):
+            print(f"fpdeep: warning: {printable(str(message), newlines=True)}", file=sys.stderr)
+        else:
+            python_printer(message, category, filename, lineno, file, line)
+
+    return show
 
 
 class Terminated(BaseException):

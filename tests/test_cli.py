@@ -122,3 +122,20 @@ def test_errors_naming_a_hostile_node_are_escaped(tmp_path, capsys):
     assert main(["inspect", str(save(model, tmp_path))]) == 2
     err = capsys.readouterr().err
     assert "\x1b" not in err and "Evil" in err
+
+
+def test_fpdeep_warnings_print_as_one_line(capsys):
+    import warnings
+
+    from fpdeep.cli import _warning_printer
+    from fpdeep.errors import FpdeepWarning
+
+    seen = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = _warning_printer(lambda *a, **k: seen.append(a[0]))
+        warnings.warn("verilator 5.006 is outside the range\x1b[2J", FpdeepWarning, stacklevel=1)
+        warnings.warn("someone else's", DeprecationWarning, stacklevel=1)
+    err = capsys.readouterr().err
+    assert err == "fpdeep: warning: verilator 5.006 is outside the range\\x1b[2J\n"
+    assert [str(m) for m in seen] == ["someone else's"]  # other warnings print as Python does
