@@ -17,10 +17,10 @@ from pathlib import Path
 
 import fpdeep
 from fpdeep.codegen.build import build
-from fpdeep.cosim import simulate
+from fpdeep.cosim.run import simulate
 from fpdeep.flow import RunConfig
-from fpdeep.partition import chain_model
-from fpdeep.planner import evaluate
+from fpdeep.planning.partition import chain_model
+from fpdeep.planning.planner import evaluate
 from fpdeep.resources import PACKAGE_DIR
 from fpdeep.tables import format_table
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import onnx
 
 import fpdeep
-from fpdeep.allocate import _cheapest
 from fpdeep.examples import build_vgg16
-from fpdeep.report import knees, sweep_rows, sweep_text
+from fpdeep.planning.allocate import _cheapest
+from fpdeep.report.plan import knees, sweep_rows, sweep_text
 
 
 def vgg16_onnx(path: Path) -> Path:

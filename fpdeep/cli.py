@@ -13,10 +13,10 @@ from pathlib import Path
 
 import fpdeep
 from fpdeep import flow
-from fpdeep.cluster import MAX_BOARDS
 from fpdeep.errors import FpdeepError, FpdeepWarning
 from fpdeep.files import write_file
 from fpdeep.flow import DEFAULT_RUN_BATCH, SIMULATORS, BuildConfig, RunConfig, defaults
+from fpdeep.planning.cluster import MAX_BOARDS
 from fpdeep.progress import Progress
 from fpdeep.tables import printable
 
@@ -65,7 +65,7 @@ def _inspect_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from fpdeep.summary import workload_json, workload_table
+    from fpdeep.report.workload import workload_json, workload_table
 
     network = fpdeep.load_onnx(args.model, input_shape=args.input_shape)
     workload = fpdeep.analyze(network)
@@ -116,8 +116,8 @@ def _plan_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     """The model, board and planner options shared by `plan` and `build`."""
-    from fpdeep.cluster import PIPELINING
-    from fpdeep.partition import STRATEGIES
+    from fpdeep.planning.cluster import PIPELINING
+    from fpdeep.planning.partition import STRATEGIES
 
     d = defaults(BuildConfig)
     add_model_arguments(parser)
@@ -161,7 +161,7 @@ def build_config(args: argparse.Namespace) -> BuildConfig:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from fpdeep.report import plan_json, plan_text, sweep_rows, sweep_text
+    from fpdeep.report.plan import plan_json, plan_text, sweep_rows, sweep_text
 
     if args.boards is None and args.sweep is None:
         raise FpdeepError("give --boards N (or --sweep A..B)")
@@ -188,7 +188,7 @@ def _plan(args: argparse.Namespace) -> int:
         if args.json != "-":
             print(f"wrote {args.json}")
     if args.html:
-        from fpdeep.report_html import plan_html
+        from fpdeep.report.html import plan_html
 
         write_output(args.html, plan_html(result, rows, generated))
         if args.json != "-":
@@ -260,7 +260,7 @@ def _report_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from fpdeep.sim_report import load_outcome, outcome_json, outcome_text
+    from fpdeep.report.outcome import load_outcome, outcome_json, outcome_text
 
     plan, result = load_outcome(args.dir)
     if args.html != "-":
@@ -268,7 +268,7 @@ def _report(args: argparse.Namespace) -> int:
     if args.json:
         write_output(args.json, json.dumps(outcome_json(plan, result), indent=2) + "\n")
     if args.html:
-        from fpdeep.report_html import outcome_html
+        from fpdeep.report.html import outcome_html
 
         write_output(args.html, outcome_html(plan, result))
         if args.html != "-":
@@ -282,14 +282,14 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from fpdeep.sim_report import load_outcome, outcome_text
+    from fpdeep.report.outcome import load_outcome, outcome_text
 
     build, run = flow.demo_configs()
     model = str(build.model)
     print("== inspect")
     _inspect(argparse.Namespace(model=model, input_shape=None, json=None))
     print("\n== plan")
-    from fpdeep.report import plan_text
+    from fpdeep.report.plan import plan_text
 
     network = flow.load(build)
     result = flow.plan(build, network)

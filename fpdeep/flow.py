@@ -12,19 +12,19 @@ from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fpdeep.cluster import DEFAULT_UTIL_CAP, PIPELINING, Cluster, make_cluster
 from fpdeep.errors import FpdeepError, require_non_negative_int, require_positive_int
 from fpdeep.frontend import load_onnx
 from fpdeep.golden.loss import LOSSES
 from fpdeep.ir import Network
-from fpdeep.partition import STRATEGIES
-from fpdeep.planner import DEFAULT_BATCH, Plan
-from fpdeep.planner import plan as plan_network
+from fpdeep.planning.cluster import DEFAULT_UTIL_CAP, PIPELINING, Cluster, make_cluster
+from fpdeep.planning.partition import STRATEGIES
+from fpdeep.planning.planner import DEFAULT_BATCH, Plan
+from fpdeep.planning.planner import plan as plan_network
 from fpdeep.progress import Progress
 from fpdeep.resources import PACKAGE_DIR
 
 if TYPE_CHECKING:
-    from fpdeep.schedule import PipelineFigures
+    from fpdeep.schedule.tasks import PipelineFigures
 
 SIMULATORS = ("verilator", "icarus")
 DEFAULT_MAX_CYCLES = 2_000_000
@@ -129,7 +129,7 @@ def plan(config: BuildConfig, network: Network | None = None) -> Plan:
 def generated_design(network: Network, result: Plan) -> PipelineFigures | str:
     """The figures of the design `fpdeep build` would generate from ``result``, or the reason
     it cannot be built (the same check build makes)."""
-    from fpdeep.schedule import generated_figures
+    from fpdeep.schedule.tasks import generated_figures
 
     try:
         return generated_figures(network, result)
@@ -160,7 +160,7 @@ def build(config: BuildConfig, out: str | Path, *, force: bool = False,
 def simulate(folder: str | Path, config: RunConfig, *,
              progress: Progress | None = None) -> dict[str, Any]:
     """Run ``config.steps`` training steps on the build in ``folder``; the result.json data."""
-    from fpdeep.cosim import simulate as run
+    from fpdeep.cosim.run import simulate as run
 
     return run(folder, config, progress=progress or Progress.quiet())
 

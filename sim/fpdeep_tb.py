@@ -13,7 +13,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge
 
-from fpdeep.simulate import tb_args
+from fpdeep.cosim.simulator import tb_args
 
 PERIOD_NS = 10
 

@@ -1,7 +1,7 @@
 """cocotb testbench of a generated cluster: runs training steps on `cluster_top`.
 
 It plays the board controllers of the first-generation design: it starts each task of the
-step's task graph (``fpdeep.schedule``) when the tasks it waits for are done and its engine,
+step's task graph (``fpdeep.schedule.tasks``) when the tasks it waits for are done and its engine,
 unit or link is free, streams operands into the boards' engines and units, pulses start and
 flush and drains the results. Flatten and Identity cost nothing: a tensor's stream already is
 its flattened vector.
@@ -28,9 +28,9 @@ import fpdeep
 from fpdeep.golden import loss as golden_loss
 from fpdeep.golden import sgd
 from fpdeep.golden import step as golden_step
-from fpdeep.golden.numerics import Numerics
 from fpdeep.ir import Op
-from fpdeep.schedule import (
+from fpdeep.numerics import Numerics
+from fpdeep.schedule.tasks import (
     ELEM_BYTES,
     RAW_BYTES,
     contribution_item,
@@ -172,7 +172,7 @@ class Trainer:
     """The data side: activations, errors, accumulators and weights as integers.
 
     Every tensor lives on a board: ``local[image][(item, board)]`` with the items the links of
-    ``fpdeep.schedule`` carry (``item``, ``contribution_item``: a tensor, a slice's output or
+    ``fpdeep.schedule.tasks`` carry (``item``, ``contribution_item``: a tensor, a slice's output or
     output error, a layer's error contribution, raw partial input errors). A task reads its
     operands on its own board; only a link task moves data between boards, through the RTL link
     framing and link models.

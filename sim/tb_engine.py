@@ -1,5 +1,5 @@
 """cocotb test for the loop-nest engine: each case is checked bit for bit against the golden
-model (fpdeep.golden.conv / fc) and its busy cycles against fpdeep.perf.engine_cycles.
+model (fpdeep.golden.conv / fc) and its busy cycles against fpdeep.planning.perf.engine_cycles.
 
 The pytest wrapper passes the cases as JSON; every case draws its own random tensors, streams
 them in with random idle cycles, runs its images (WG: a mini-batch accumulated with cfg_hold,
@@ -17,11 +17,11 @@ from cocotb.triggers import RisingEdge
 from cocotb.utils import get_sim_time
 from fpdeep_tb import PERIOD_NS, StreamSink, StreamSource, reset, run_streams, tb_args
 
-from fpdeep.engine import ACC_BITS, LoopShape, engine_config
+from fpdeep.design.engine import ACC_BITS, LoopShape, engine_config
 from fpdeep.golden import conv, fc
-from fpdeep.golden.numerics import Format
 from fpdeep.ir import ConvAttrs
-from fpdeep.perf import ENGINE_LATENCY, engine_cycles
+from fpdeep.numerics import Format
+from fpdeep.planning.perf import ENGINE_LATENCY, engine_cycles
 
 ACT, WEIGHT, ERR = Format(16, 10), Format(16, 14), Format(16, 14)
 

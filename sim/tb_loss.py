@@ -9,7 +9,7 @@ import numpy as np
 from fpdeep_tb import StreamSink, StreamSource, reset, run_streams, tb_args
 
 from fpdeep.golden import loss
-from fpdeep.golden.numerics import Format, scale_constant
+from fpdeep.numerics import Format, scale_constant
 
 
 @cocotb.test()

@@ -12,10 +12,10 @@ from cocotb.triggers import RisingEdge
 from cocotb.utils import get_sim_time
 from fpdeep_tb import PERIOD_NS, StreamSink, StreamSource, reset, run_streams, tb_args
 
+from fpdeep.design.pool import RECIP_BITS, PoolShape, pool_config
 from fpdeep.golden import pool
-from fpdeep.golden.numerics import Format
 from fpdeep.ir import PoolAttrs
-from fpdeep.pool_engine import RECIP_BITS, PoolShape, pool_config
+from fpdeep.numerics import Format
 
 FIN, FOUT = Format(16, 12), Format(16, 10)
 

@@ -1,4 +1,4 @@
-"""cocotb test for the requantiser against fpdeep.golden.numerics.requantise (every shift)."""
+"""cocotb test for the requantiser against fpdeep.numerics.requantise (every shift)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 from cocotb.triggers import Timer
 from fpdeep_tb import signed, tb_args
 
-from fpdeep.golden.numerics import Format, requantise
+from fpdeep.numerics import Format, requantise
 
 
 @cocotb.test()

@@ -9,7 +9,7 @@ import numpy as np
 from fpdeep_tb import StreamSink, StreamSource, reset, run_streams, tb_args
 
 from fpdeep.golden import sgd
-from fpdeep.golden.numerics import Format
+from fpdeep.numerics import Format
 
 
 @cocotb.test()

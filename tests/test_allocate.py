@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fpdeep import perf
-from fpdeep.allocate import EngineShape, Storage, allocate_board, cheapest, plan_memory
+from fpdeep.planning import perf
+from fpdeep.planning.allocate import EngineShape, Storage, allocate_board, cheapest, plan_memory
 
 shapes = st.builds(EngineShape, st.integers(1, 20), st.integers(1, 20), st.sampled_from([1, 3]),
                    st.sampled_from([1, 3]), st.integers(1, 4), st.integers(1, 4))

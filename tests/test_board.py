@@ -7,9 +7,10 @@ import re
 import pytest
 
 import fpdeep
-from fpdeep.codegen.board import board_values, cluster_values, design
-from fpdeep.codegen.names import RESERVED
+from fpdeep.codegen.board import board_values, cluster_values
 from fpdeep.codegen.render import render
+from fpdeep.design.lower import design
+from fpdeep.design.names import RESERVED
 from fpdeep.resources import PACKAGE_DIR
 
 DIGITS = PACKAGE_DIR / "examples" / "digits_cnn.onnx"
@@ -43,7 +44,7 @@ def test_every_channel_placed_once_with_the_plans_lanes(network, boards):
                     e = sd.engines[mode]
                     assert (e.params.tm, e.params.tn) == (alloc.tm, alloc.tn)
                     # the plan's engine cycles are the engine's loop nest plus its latency
-                    assert e.cycles + fpdeep.perf.ENGINE_LATENCY == alloc.cycles
+                    assert e.cycles + fpdeep.planning.perf.ENGINE_LATENCY == alloc.cycles
 
 
 def test_engine_constants_follow_the_numerics(network):

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from fpdeep.boards import get_board, known_boards, load_board_file, parse_board
 from fpdeep.errors import FpdeepError
+from fpdeep.planning.boards import get_board, known_boards, load_board_file, parse_board
 
 REQUIRED = {"vc709", "vcu118", "u250", "u280", "zcu102", "s10gx2800"}
 
@@ -50,7 +50,7 @@ def board_text(**override: str) -> str:
 def get_board_path(name: str):
     from importlib import resources
 
-    return resources.files("fpdeep") / "boards" / f"{name}.toml"
+    return resources.files("fpdeep.planning") / "boards" / f"{name}.toml"
 
 
 def test_malformed_toml_names_file_and_line(tmp_path):

@@ -96,7 +96,7 @@ def test_build_needs_a_board_count_and_one_row_engines(tmp_path, capsys):
 
 @pytest.mark.sim
 def test_partial_sum_unit_lints_clean():
-    from fpdeep.simulate import lint, simulator_available
+    from fpdeep.cosim.simulator import lint, simulator_available
 
     if not simulator_available("verilator"):
         pytest.skip("Verilator not found")
@@ -108,7 +108,7 @@ def _lint_cluster(out) -> None:
     import os
     import subprocess
 
-    from fpdeep.simulate import find_simulator, simulator_available
+    from fpdeep.cosim.simulator import find_simulator, simulator_available
 
     if not simulator_available("verilator"):
         pytest.skip("Verilator not found")
@@ -156,7 +156,7 @@ def colliding_names_model(path):
 
 @pytest.mark.sim
 def test_names_that_sanitise_alike_give_unique_lint_clean_rtl(tmp_path):
-    from fpdeep.codegen.names import MAX_LENGTH
+    from fpdeep.design.names import MAX_LENGTH
 
     model = colliding_names_model(tmp_path / "names.onnx")
     out = tmp_path / "out"
@@ -254,7 +254,7 @@ sys.exit(main(["build", {DIGITS!r}, "--board", "zcu102", "--boards", "2", "-o", 
 def test_a_model_with_external_data_is_built_with_its_data(tmp_path):
     import onnx
 
-    from fpdeep.cosim import load_build
+    from fpdeep.cosim.run import load_build
 
     source = onnx.load(DIGITS)
     model = tmp_path / "src" / "ext.onnx"

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from fpdeep.cluster import make_cluster
 from fpdeep.errors import FpdeepError
+from fpdeep.planning.cluster import make_cluster
 
 
 def test_defaults_come_from_the_board():

@@ -1,7 +1,7 @@
 """Training steps on simulated generated clusters, bit for bit against the golden model.
 
 Each case builds its own cluster top once (Verilator is the slow part) and runs 2 steps of
-batch 4; the golden model runs the same steps independently in `fpdeep.cosim.compare`.
+batch 4; the golden model runs the same steps independently in `fpdeep.cosim.run.compare`.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ import pytest
 
 import fpdeep
 from fpdeep.codegen.build import build
-from fpdeep.cosim import simulate
+from fpdeep.cosim.run import simulate
+from fpdeep.cosim.simulator import simulator_available
 from fpdeep.errors import FpdeepError
 from fpdeep.flow import RunConfig
-from fpdeep.partition import chain_model
-from fpdeep.planner import evaluate
+from fpdeep.planning.partition import chain_model
+from fpdeep.planning.planner import evaluate
 from fpdeep.resources import PACKAGE_DIR
-from fpdeep.simulate import simulator_available
 
 DIGITS = PACKAGE_DIR / "examples" / "digits_cnn.onnx"
 pytestmark = [
@@ -69,7 +69,7 @@ def test_one_board_two_steps_bit_exact(one_board, tmp_path):
     assert result["steps"] == 2 and result["batch"] == 4 and len(result["loss"]) == 2
     # the dumped weights are the golden model's after two steps
     network = fpdeep.load_onnx(DIGITS)
-    from fpdeep.cosim import initial_weights, make_batch
+    from fpdeep.cosim.run import initial_weights, make_batch
 
     x, y = make_batch(network, batch=4, seed=0, data=None)
     w = initial_weights(network, seed=0)

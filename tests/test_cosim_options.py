@@ -7,7 +7,7 @@ import pytest
 
 import fpdeep
 from fpdeep.cli import main
-from fpdeep.cosim import initial_weights, load_build, make_batch
+from fpdeep.cosim.run import initial_weights, load_build, make_batch
 from fpdeep.errors import FpdeepError
 from fpdeep.flow import RunConfig
 from fpdeep.resources import PACKAGE_DIR
@@ -134,12 +134,12 @@ def built(tmp_path):
 
 def _no_simulator(monkeypatch):
     """Any attempt to run the simulator fails the test: the input must be refused first."""
-    import fpdeep.simulate
+    import fpdeep.cosim.simulator
 
     def refuse(**_kw):
         raise AssertionError("the simulator ran")
 
-    monkeypatch.setattr(fpdeep.simulate, "run_cocotb", refuse)
+    monkeypatch.setattr(fpdeep.cosim.simulator, "run_cocotb", refuse)
 
 
 def test_batch_and_data_exclude_each_other(built, tmp_path, capsys, monkeypatch):
@@ -187,12 +187,12 @@ def test_corrupt_build_files_are_named(built, capsys, monkeypatch, name, content
 
 
 def test_a_failed_sim_leaves_no_stale_result(built, capsys, monkeypatch):
-    import fpdeep.simulate
+    import fpdeep.cosim.simulator
 
     def fail(**_kw):
         raise FpdeepError("the simulator crashed")
 
-    monkeypatch.setattr(fpdeep.simulate, "run_cocotb", fail)
+    monkeypatch.setattr(fpdeep.cosim.simulator, "run_cocotb", fail)
     (built / "sim" / "result.json").write_text('{"match": true}')  # from an earlier run
     assert main(["sim", str(built)]) == 2
     assert "the simulator crashed" in capsys.readouterr().err

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fpdeep.simulate import simulator_available
+from fpdeep.cosim.simulator import simulator_available
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

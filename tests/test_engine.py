@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from fpdeep.engine import (
+from fpdeep.cosim.simulator import default_build_root, hw_sources, run_cocotb, simulator_available
+from fpdeep.design.engine import (
     QUANTITIES,
     EngineParams,
     LoopShape,
@@ -20,7 +21,6 @@ from fpdeep.engine import (
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import conv
 from fpdeep.ir import ConvAttrs
-from fpdeep.simulate import default_build_root, hw_sources, run_cocotb, simulator_available
 
 TM, TN = 2, 3  # channel counts below are deliberately not multiples of these
 

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import conv, fc
-from fpdeep.golden.numerics import (
+from fpdeep.ir import ConvAttrs
+from fpdeep.numerics import (
     Format,
     Numerics,
     dequantise,
@@ -21,7 +22,6 @@ from fpdeep.golden.numerics import (
     scale_constant,
     wrap,
 )
-from fpdeep.ir import ConvAttrs
 
 Q16_8 = Format(16, 8)
 

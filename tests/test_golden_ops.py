@@ -9,8 +9,8 @@ import pytest
 
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import add, conv, fc, flatten, loss, pool, relu, sgd
-from fpdeep.golden.numerics import Format
 from fpdeep.ir import ConvAttrs, PoolAttrs
+from fpdeep.numerics import Format
 
 RNG = np.random.default_rng(1234)
 Q8 = Format(16, 8)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from fpdeep.simulate import (
+from fpdeep.cosim.simulator import (
     available_simulators,
     default_build_root,
     hw_sources,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from fpdeep.cosim.simulator import default_build_root, hw_sources, run_cocotb, simulator_available
 from fpdeep.resources import data_dir
-from fpdeep.simulate import default_build_root, hw_sources, run_cocotb, simulator_available
 
 pytestmark = [
     pytest.mark.sim,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from fpdeep.cosim.simulator import lint, simulator_available
 from fpdeep.errors import FpdeepError
 from fpdeep.resources import data_dir
-from fpdeep.simulate import lint, simulator_available
 
 MODULES = sorted(p.stem for p in data_dir("hw").glob("*.sv"))
 
@@ -26,7 +26,7 @@ def test_lint_clean(module):
 
 def test_lint_reports_warnings(tmp_path, monkeypatch):
     # A deliberately sloppy module must fail, or the check above proves nothing.
-    import fpdeep.simulate as simulate
+    import fpdeep.cosim.simulator as simulate
 
     bad = tmp_path / "hw"
     bad.mkdir()

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from fpdeep.simulate import default_build_root, hw_sources, run_cocotb, simulator_available
+from fpdeep.cosim.simulator import default_build_root, hw_sources, run_cocotb, simulator_available
 
 
 @pytest.mark.sim

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fpdeep.simulate import default_build_root, hw_sources, run_cocotb, simulator_available
+from fpdeep.cosim.simulator import default_build_root, hw_sources, run_cocotb, simulator_available
 
 pytestmark = [
     pytest.mark.sim,

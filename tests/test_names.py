@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fpdeep.codegen.names import MAX_LENGTH, RESERVED, Namer, sanitize
+from fpdeep.design.names import MAX_LENGTH, RESERVED, Namer, sanitize
 
 SAFE = re.compile(r"^[a-z][a-z0-9_]*$")
 

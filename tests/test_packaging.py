@@ -41,7 +41,7 @@ def test_wheel_contents(tmp_path):
     wheel = next((tmp_path / "dist").glob("fpdeep-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "fpdeep/examples/digits_cnn.onnx" in names
-    boards = [f for f in files if f.startswith("fpdeep/boards/") and f.endswith(".toml")]
+    boards = [f for f in files if f.startswith("fpdeep/planning/boards/") and f.endswith(".toml")]
     assert boards and all(f in names for f in boards)
     assert "fpdeep/cli.py" in names
     for folder in DATA_FOLDERS:

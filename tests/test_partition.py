@@ -7,11 +7,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from plan_nets import chain
 
-from fpdeep.boards import parse_board
-from fpdeep.cluster import make_cluster
 from fpdeep.errors import FpdeepError
-from fpdeep.partition import chain_model, partition_fpdeep
-from fpdeep.planner import DoesNotFit, evaluate, plan
+from fpdeep.planning.boards import parse_board
+from fpdeep.planning.cluster import make_cluster
+from fpdeep.planning.partition import chain_model, partition_fpdeep
+from fpdeep.planning.planner import DoesNotFit, evaluate, plan
 
 
 def small_board(*, dsp: int = 64, bram: int = 8, gbytes: float = 1.0, gbps: float = 4.0,

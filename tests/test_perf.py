@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from conftest import F64_REL
 
-from fpdeep import perf
 from fpdeep.errors import FpdeepError
+from fpdeep.planning import perf
 
 
 def test_engine_cycles_counts_ceil_waste_and_latency():

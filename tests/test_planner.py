@@ -7,11 +7,11 @@ from conftest import F64_REL
 from plan_nets import NetBuilder, chain
 from test_partition import small_board
 
-from fpdeep import perf
-from fpdeep.boards import parse_board
-from fpdeep.cluster import make_cluster
 from fpdeep.errors import FpdeepError
-from fpdeep.planner import plan
+from fpdeep.planning import perf
+from fpdeep.planning.boards import parse_board
+from fpdeep.planning.cluster import make_cluster
+from fpdeep.planning.planner import plan
 
 
 def test_single_layer_on_one_board_by_hand():

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
+from fpdeep.cosim.simulator import default_build_root, hw_sources, run_cocotb, simulator_available
+from fpdeep.design.pool import PoolShape, pool_config
 from fpdeep.errors import FpdeepError
 from fpdeep.ir import PoolAttrs
-from fpdeep.perf import POOL_LATENCY
-from fpdeep.pool_engine import PoolShape, pool_config
-from fpdeep.simulate import default_build_root, hw_sources, run_cocotb, simulator_available
+from fpdeep.planning.perf import POOL_LATENCY
 
 CASES = [
     ("max2x2s2", {"kind": "max", "c": 3, "h": 6, "w": 6, "k": [2, 2], "stride": [2, 2],

@@ -8,11 +8,11 @@ import pytest
 from conftest import F64_REL
 from plan_nets import chain
 
-from fpdeep.cluster import make_cluster
 from fpdeep.errors import FpdeepError
-from fpdeep.planner import plan
-from fpdeep.report import knees, plan_json, plan_text, sweep_rows, sweep_text
-from fpdeep.report_html import plan_html
+from fpdeep.planning.cluster import make_cluster
+from fpdeep.planning.planner import plan
+from fpdeep.report.html import plan_html
+from fpdeep.report.plan import knees, plan_json, plan_text, sweep_rows, sweep_text
 
 ENGINE = {"tm", "tn", "cycles", "dsp"}
 BOARD = {"index", "board", "slices", "dsp_used", "dsp_available", "bram_bits_used",

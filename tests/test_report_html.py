@@ -13,16 +13,16 @@ import pytest
 import fpdeep
 from fpdeep import flow
 from fpdeep.cli import main
-from fpdeep.cluster import make_cluster
-from fpdeep.planner import PASSES, plan
-from fpdeep.report import plan_json, sweep_rows
-from fpdeep.report_html import (
+from fpdeep.planning.cluster import make_cluster
+from fpdeep.planning.planner import PASSES, plan
+from fpdeep.report.html import (
     board_load_values,
     embed_json,
     outcome_html,
     plan_html,
     resource_values,
 )
+from fpdeep.report.plan import plan_json, sweep_rows
 
 DIGITS = Path(fpdeep.__file__).parent / "examples" / "digits_cnn.onnx"
 HOSTILE = 'net</script><script>alert("x")</script>&$\\frac{1}{0}$'

@@ -7,11 +7,11 @@ import itertools
 import pytest
 
 import fpdeep
-from fpdeep import perf
-from fpdeep.codegen.board import design, design_json
+from fpdeep.design.lower import design, design_json
 from fpdeep.errors import FpdeepError
+from fpdeep.planning import perf
 from fpdeep.resources import PACKAGE_DIR
-from fpdeep.schedule import (
+from fpdeep.schedule.tasks import (
     LINK_OVERHEAD,
     Task,
     pipeline_figures,
@@ -95,7 +95,7 @@ def test_links_go_hop_by_hop_at_their_word_rate():
 
 
 def test_link_rate_is_capped_at_a_word_per_cycle():
-    from fpdeep.codegen.units import link_model
+    from fpdeep.design.units import link_model
 
     fast = link_model(0, gbps=100.0, clock_mhz=250.0, dw=16, latency=128,
                       payload_efficiency=perf.LINK_PAYLOAD_EFFICIENCY)
@@ -128,8 +128,8 @@ def test_schedule_rejects_bad_batch(tmp_path):
 
 
 def test_mse_loss_unit_constants_and_cost(tmp_path):
-    from fpdeep.codegen.units import SHIFT_BITS
-    from fpdeep.golden.numerics import Numerics, scale_constant
+    from fpdeep.design.units import SHIFT_BITS
+    from fpdeep.numerics import Numerics, scale_constant
 
     network = _fc_net(tmp_path)
     plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=1), batch=2)

@@ -13,10 +13,10 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-import fpdeep.simulate as simulate
+import fpdeep.cosim.simulator as simulate
+from fpdeep.cosim.simulator import build_key, find_simulator, hw_sources, simulator_available
 from fpdeep.errors import FpdeepError, FpdeepWarning
 from fpdeep.resources import data_dir
-from fpdeep.simulate import build_key, find_simulator, hw_sources, simulator_available
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -10,15 +10,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from fpdeep.codegen.board import board_values, cluster_values, design, design_json
+from fpdeep.codegen.board import board_values, cluster_values
 from fpdeep.codegen.render import render
+from fpdeep.design.lower import design, design_json
 from fpdeep.files import staged_output
-from fpdeep.golden.numerics import Numerics
 from fpdeep.ir import Network
-from fpdeep.planner import Plan
-from fpdeep.report import plan_json
+from fpdeep.numerics import Numerics
+from fpdeep.planning.planner import Plan
+from fpdeep.report.plan import plan_json
 from fpdeep.resources import data_dir
-from fpdeep.schedule import pipeline_figures
+from fpdeep.schedule.tasks import pipeline_figures
 from fpdeep.tables import markdown_text
 
 #: The engine library modules every board needs, in compile order.

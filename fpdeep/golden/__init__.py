@@ -13,7 +13,6 @@ RTL is checked against bit for bit, and ``train_step`` runs a whole step::
 
 from __future__ import annotations
 
-from fpdeep.golden.numerics import Format, Numerics, dequantise, quantise
 from fpdeep.golden.step import (
     LayerTrace,
     StepResult,
@@ -23,6 +22,7 @@ from fpdeep.golden.step import (
     train_step,
     weight_formats,
 )
+from fpdeep.numerics import Format, Numerics, dequantise, quantise
 
 __all__ = [
     "Format",

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from fpdeep.golden.numerics import Format, as_int, convert, requantise, saturate
+from fpdeep.numerics import Format, as_int, convert, requantise, saturate
 
 
 def forward(xs: Sequence[np.ndarray], *, x_fmts: Sequence[Format], out_fmt: Format) -> np.ndarray:

@@ -12,8 +12,8 @@ import numpy as np
 
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import windows
-from fpdeep.golden.numerics import ACC_WIDTH, Format, as_int, requantise, wrap
 from fpdeep.ir import ConvAttrs
+from fpdeep.numerics import ACC_WIDTH, Format, as_int, requantise, wrap
 
 
 def out_hw(attrs: ConvAttrs, in_hw: tuple[int, int]) -> tuple[int, int]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from fpdeep.golden.conv import bias_aligned
-from fpdeep.golden.numerics import ACC_WIDTH, Format, as_int, requantise, wrap
+from fpdeep.numerics import ACC_WIDTH, Format, as_int, requantise, wrap
 
 
 def forward(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, *, x_fmt: Format,

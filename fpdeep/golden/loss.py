@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from fpdeep.errors import FpdeepError
-from fpdeep.golden.numerics import Format, as_int, requantise, round_shift, saturate, scale_constant
+from fpdeep.numerics import Format, as_int, requantise, round_shift, saturate, scale_constant
 
 LOSSES = ("softmax_ce", "mse")
 

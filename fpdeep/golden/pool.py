@@ -12,7 +12,8 @@ import numpy as np
 
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import windows
-from fpdeep.golden.numerics import (
+from fpdeep.ir import PoolAttrs
+from fpdeep.numerics import (
     ACC_WIDTH,
     Format,
     as_int,
@@ -21,7 +22,6 @@ from fpdeep.golden.numerics import (
     requantise,
     wrap,
 )
-from fpdeep.ir import PoolAttrs
 
 
 def global_attrs(in_hw: tuple[int, int]) -> PoolAttrs:

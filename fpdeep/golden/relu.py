@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fpdeep.golden.numerics import Format, as_int, convert
+from fpdeep.numerics import Format, as_int, convert
 
 
 def forward(x: np.ndarray, *, x_fmt: Format, out_fmt: Format) -> np.ndarray:

@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 
 from fpdeep.errors import FpdeepError
-from fpdeep.golden.numerics import Format, as_int, requantise, round_shift, saturate, scale_constant
+from fpdeep.numerics import Format, as_int, requantise, round_shift, saturate, scale_constant
 
 MAX_BATCH = 1 << 16
 

@@ -16,8 +16,8 @@ import numpy as np
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import add, conv, fc, flatten, pool, relu, sgd
 from fpdeep.golden import loss as loss_ops
-from fpdeep.golden.numerics import Format, Numerics, dequantise, quantise
 from fpdeep.ir import FCAttrs, Layer, Network, Op, WeightRef
+from fpdeep.numerics import Format, Numerics, dequantise, quantise
 
 #: Ops the step can run; everything else is refused up front with the layers named.
 SUPPORTED_OPS = frozenset(

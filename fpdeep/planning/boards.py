@@ -1,8 +1,8 @@
 """Board database: one TOML file per FPGA board, each figure with its public source.
 
-The bundled boards live in ``fpdeep/boards/*.toml``; a user's own board is read from any path
-with :func:`load_board_file`. Every malformed file raises :class:`FpdeepError` naming the file
-and the line.
+The bundled boards live in ``fpdeep/planning/boards/*.toml``; a user's own board is read from
+any path with :func:`load_board_file`. Every malformed file raises :class:`FpdeepError` naming
+the file and the line.
 """
 
 from __future__ import annotations
@@ -222,7 +222,7 @@ def load_board_file(path: str | Path) -> Board:
 
 
 def _bundled() -> dict[str, Any]:
-    folder = resources.files("fpdeep") / "boards"
+    folder = resources.files("fpdeep.planning") / "boards"
     return {
         entry.name[: -len(".toml")]: entry
         for entry in folder.iterdir()
@@ -245,7 +245,7 @@ def get_board(name: str) -> Board:
             "(or describe your own with --board-file FILE.toml)"
         )
     entry = entries[key]
-    board = parse_board(entry.read_text(encoding="utf-8"), f"fpdeep/boards/{entry.name}")
+    board = parse_board(entry.read_text(encoding="utf-8"), f"fpdeep/planning/boards/{entry.name}")
     if board.name != key:
         raise FpdeepError(f"bundled board file {entry.name} names itself {board.name!r}")
     return board

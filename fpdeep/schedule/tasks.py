@@ -10,9 +10,9 @@ controller starts a task as soon as its inputs are ready and its resource is fre
 images of a batch overlap across engines and boards; ``timeline`` replays exactly that.
 
 Each task is costed from what the generated RTL does: operands streamed into the engine banks
-and results out of them at one beat per cycle around ``fpdeep.perf.engine_cycles``, element-
-wise units at one element per cycle, link hops store and forward at the generated link's word
-rate (at most one 16-bit word per cycle, whatever the line rate) plus its latency. The
+and results out of them at one beat per cycle around ``fpdeep.planning.perf.engine_cycles``,
+element-wise units at one element per cycle, link hops store and forward at the generated
+link's word rate (at most one 16-bit word per cycle, whatever the line rate) plus its latency. The
 protocol overheads (``LOAD_OVERHEAD`` etc., 1-2 cycles) are what the cluster simulation
 measures.
 
@@ -29,12 +29,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from fpdeep import perf
-from fpdeep.codegen import board as codegen_board
-from fpdeep.codegen.units import LOSS_DIVIDER_BITS
+from fpdeep.design import lower
+from fpdeep.design.units import LOSS_DIVIDER_BITS
 from fpdeep.errors import FpdeepError, require_positive_int
 from fpdeep.golden.step import needs_error
 from fpdeep.ir import Network, Op
+from fpdeep.planning import perf
 
 # Protocol overheads of one engine task, in cycles (see sim/tb_cluster.py): a load needs one
 # cycle after its last beat to drop valid; a run is timed from the start pulse's edge to the
@@ -488,5 +488,5 @@ def pipeline_figures(design: Mapping[str, Any], network: Network) -> PipelineFig
 def generated_figures(network: Network, plan: Any) -> PipelineFigures:
     """The pipeline figures of the design ``fpdeep build`` generates for ``plan``; an
     FpdeepError says why a plan cannot be generated."""
-    built = codegen_board.design(network, plan)
-    return pipeline_figures(codegen_board.design_json(built), network)
+    built = lower.design(network, plan)
+    return pipeline_figures(lower.design_json(built), network)

@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from fpdeep import perf
 from fpdeep.errors import FpdeepError
 from fpdeep.files import read_json
+from fpdeep.planning import perf
 from fpdeep.tables import format_table, printable
 
 

@@ -9,12 +9,12 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from fpdeep import perf
-from fpdeep.allocate import EngineAlloc, MemoryPlan, Storage, allocate_board, plan_memory
-from fpdeep.cluster import Cluster
 from fpdeep.errors import FpdeepError
 from fpdeep.ir import Network
-from fpdeep.partition import (
+from fpdeep.planning import perf
+from fpdeep.planning.allocate import EngineAlloc, MemoryPlan, Storage, allocate_board, plan_memory
+from fpdeep.planning.cluster import Cluster
+from fpdeep.planning.partition import (
     STRATEGIES,
     ChainModel,
     Slice,

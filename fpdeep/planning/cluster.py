@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from fpdeep.boards import PRECISIONS, Board, get_board, load_board_file
 from fpdeep.errors import FpdeepError, require_positive_int
+from fpdeep.planning.boards import PRECISIONS, Board, get_board, load_board_file
 
 # Weight-gradient accumulators are kept wide across the mini-batch, as the DSP P register is:
 # 48 bits for 16-bit data (DESIGN §7), and a proportionate width for 8 and 32 bits.

@@ -2,7 +2,8 @@
 
 Every slice has an FP, a BP and a WG engine (no BP for a layer with nothing trainable upstream).
 Lanes are chosen so that all engines of the board finish an image in the fewest cycles the DSP
-budget allows; the count of cycles is :func:`fpdeep.perf.engine_cycles`, ceil waste included.
+budget allows; the count of cycles is :func:`fpdeep.planning.perf.engine_cycles`, ceil waste
+included.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from fpdeep import perf
+from fpdeep.planning import perf
 
 
 @dataclass(frozen=True)

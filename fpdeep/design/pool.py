@@ -14,12 +14,12 @@ from types import MappingProxyType
 
 import numpy as np
 
-from fpdeep.engine import AFFINE_BITS, COUNT_BITS, _pack, jumps
+from fpdeep.design.engine import AFFINE_BITS, COUNT_BITS, _pack, jumps
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import pool as golden_pool
-from fpdeep.golden.numerics import reciprocal_table
 from fpdeep.ir import PoolAttrs
-from fpdeep.perf import pool_cycles
+from fpdeep.numerics import reciprocal_table
+from fpdeep.planning.perf import pool_cycles
 
 #: Mode names and their `cfg_mode` encodings (bit 0 backward, bit 1 average).
 POOL_MODES: Mapping[str, int] = MappingProxyType(
@@ -63,7 +63,7 @@ class PoolShape:
         return self.c * self.out_hw[0] * self.out_hw[1] * kh * kw
 
     def cycles(self) -> int:
-        """Cycles per image in the performance model (`fpdeep.perf.pool_cycles`)."""
+        """Cycles per image in the performance model (`fpdeep.planning.perf.pool_cycles`)."""
         kh, kw = self.attrs.kernel
         return pool_cycles(c=self.c, ho=self.out_hw[0], wo=self.out_hw[1], kh=kh, kw=kw)
 

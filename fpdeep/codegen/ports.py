@@ -1,9 +1,8 @@
-"""The element-wise units of a board (ReLU, pooling, SGD) and the ports/instances of a board top.
+"""The ports and instances of a board top, as plain data the templates print.
 
-A board top is described as plain data: its ports, and instances with their parameters,
-configuration constants and connections. ``board.sv.j2`` prints that data and
-``cluster_top.sv.j2`` repeats the same port list with a ``b<index>_`` prefix, so the two
-templates cannot disagree.
+A board top is described by its ports and by instances with their parameters, configuration
+constants and connections. ``board.sv.j2`` prints that data and ``cluster_top.sv.j2`` repeats
+the same port list with a ``b<index>_`` prefix, so the two templates cannot disagree.
 
 Units with two directions (ReLU, pooling) hold both configurations as constants and pick one
 with the board input ``<unit>_bwd`` that the board controller sets; the SGD unit's learning-rate
@@ -13,35 +12,21 @@ chosen when training starts, not when the boards are generated.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-from fpdeep.engine import AFFINE_BITS, COUNT_BITS
+from fpdeep.design.engine import ACC_BITS, AFFINE_BITS, COUNT_BITS
+from fpdeep.design.lower import EngineDesign, SliceDesign
+from fpdeep.design.pool import RECIP_BITS, TAP_BITS
+from fpdeep.design.units import (
+    ADD_SHIFT_BITS,
+    LOSS_DIVIDER_BITS,
+    LOSS_LABEL_BITS,
+    SGD_MANTISSA_BITS,
+    SHIFT_BITS,
+    UnitDesign,
+)
 from fpdeep.errors import FpdeepError
-from fpdeep.golden.loss import LOSSES
-from fpdeep.golden.numerics import Numerics, scale_constant
-from fpdeep.ir import Layer, Network, Op
-from fpdeep.pool_engine import RECIP_BITS, TAP_BITS, PoolShape, pool_config
-
-#: Shift inputs of the units are 7-bit two's complement (RTL parameter SW = 7).
-SHIFT_BITS = 7
-#: Mantissa width of the SGD unit's 1/B and learning-rate constants (RTL parameter MW).
-SGD_MANTISSA_BITS = 17
-POOL_CFG_WIDTHS: dict[str, int] = {
-    "cfg_mode": 2, "cfg_bound": 5 * COUNT_BITS, "cfg_init": 5 * AFFINE_BITS,
-    "cfg_jump": 25 * AFFINE_BITS, "cfg_h": COUNT_BITS, "cfg_w": COUNT_BITS,
-    "cfg_kh": COUNT_BITS, "cfg_kw": COUNT_BITS, "cfg_rlo": COUNT_BITS, "cfg_rhi": COUNT_BITS,
-    "cfg_clo": COUNT_BITS, "cfg_chi": COUNT_BITS, "cfg_shift": SHIFT_BITS,
-    "cfg_in_count": AFFINE_BITS, "cfg_out_count": AFFINE_BITS,
-}
-#: Layers with an RTL unit, by op; the others (Flatten, Identity, Sum of more than two) are
-#: done by the controller.
-RTL_UNIT_OPS = {Op.RELU: "relu", Op.MAXPOOL: "pool", Op.AVGPOOL: "pool",
-                Op.GLOBAL_AVGPOOL: "pool", Op.ADD: "add"}
-#: Left-shift field width of fpdeep_add (RTL parameter LW).
-ADD_SHIFT_BITS = 5
 
 
 @dataclass(frozen=True)
@@ -62,137 +47,64 @@ class Instance:
     connections: tuple[tuple[str, str], ...]  # (module port, expression)
 
 
-@dataclass(frozen=True)
-class UnitDesign:
-    """One RTL unit on a board: a ReLU or pooling layer, or the board's SGD unit."""
-
-    kind: str  # relu, pool, sgd
-    layer: str  # "" for the SGD unit
-    ident: str
-    board: int
-    params: dict[str, int] = field(default_factory=dict)
-    forward: dict[str, int] = field(default_factory=dict)  # cfg port -> value
-    backward: dict[str, int] = field(default_factory=dict)
-    info: dict[str, Any] = field(default_factory=dict)  # what the controller needs to drive it
-
-
 def literal(value: int, width: int) -> str:
     if value < 0 or value >> width:
         raise FpdeepError(f"configuration constant {value} does not fit in {width} bits")
     return f"{width}'h{value:x}"
 
 
-def _pow2(n: int) -> int:
-    return max(2, 1 << (n - 1).bit_length())
-
-
-def _owner(network: Network, tensor: str) -> str:
-    producer = network.tensors[tensor].producer
-    return tensor if producer is None else producer
-
-
-def layer_unit(network: Network, layer: Layer, *, ident: str, board: int,
-               numerics: Numerics) -> UnitDesign | None:
-    """The RTL unit of a non-compute layer, or None when the controller does it."""
-    kind = RTL_UNIT_OPS.get(layer.op)
-    if kind is None or (kind == "add" and len(layer.inputs) != 2):
-        return None
-    if kind == "add":
-        return _add_unit(network, layer, ident=ident, board=board, numerics=numerics)
-    src = _owner(network, layer.inputs[0])
-    act_in, act_out = numerics.fmt("act", src).frac, numerics.fmt("act", layer.name).frac
-    err_in, err_out = numerics.fmt("err", src).frac, numerics.fmt("err", layer.name).frac
-    if kind == "relu":
-        return UnitDesign("relu", layer.name, ident, board, {},
-                          {"cfg_shift": (act_in - act_out) % (1 << SHIFT_BITS)},
-                          {"cfg_shift": (err_out - err_in) % (1 << SHIFT_BITS)},
-                          {"elements": math.prod(layer.in_shape)})
-    c, h, w = layer.in_shape
-    attrs = layer.attrs
-    if layer.op is Op.GLOBAL_AVGPOOL:
-        from fpdeep.golden.pool import global_attrs
-
-        attrs = global_attrs((h, w))
-    shape = PoolShape.of(attrs, c=c, in_hw=(h, w))
-    avg = layer.op is not Op.MAXPOOL
-    fwd = pool_config(shape, mode="avg_fwd" if avg else "max_fwd", in_frac=act_in,
-                      out_frac=act_out)
-    bwd = pool_config(shape, mode="avg_bwd" if avg else "max_bwd", in_frac=err_out,
-                      out_frac=err_in)
-    n_in, n_out = c * h * w, c * shape.out_hw[0] * shape.out_hw[1]
-    return UnitDesign("pool", layer.name, ident, board,
-                      {"XD": _pow2(n_in), "YD": _pow2(n_out)}, dict(fwd.ports), dict(bwd.ports),
-                      {"avg": avg, "in": n_in, "out": n_out, "cycles": shape.cycles(),
-                       "table_fwd": list(fwd.table), "table_bwd": list(bwd.table)})
-
-
-def _add_unit(network: Network, layer: Layer, *, ident: str, board: int,
-              numerics: Numerics) -> UnitDesign:
-    """Residual Add forward (fpdeep_add, §8) and its error fan-out (fpdeep_fanout)."""
-    acts = [numerics.fmt("act", _owner(network, t)).frac for t in layer.inputs]
-    errs = [numerics.fmt("err", _owner(network, t)).frac for t in layer.inputs]
-    top = max(acts)
-    fy, fe = numerics.fmt("act", layer.name).frac, numerics.fmt("err", layer.name).frac
-    lefts = [top - f for f in acts]
-    if max(lefts) >= 1 << ADD_SHIFT_BITS:
-        raise FpdeepError(f"layer {layer.name!r}: Add inputs differ by {max(lefts)} fractional "
-                          f"bits; the add unit aligns at most {(1 << ADD_SHIFT_BITS) - 1}")
-    mod = 1 << SHIFT_BITS
-    return UnitDesign("add", layer.name, ident, board, {},
-                      {"cfg_la": lefts[0], "cfg_lb": lefts[1], "cfg_shift": (top - fy) % mod},
-                      {"cfg_shift_a": (fe - errs[0]) % mod, "cfg_shift_b": (fe - errs[1]) % mod},
-                      {"elements": math.prod(layer.out_shape)})
-
-
-def fan_in_unit(tensor: str, shape: Sequence[int], *, ident: str, board: int) -> UnitDesign:
-    """The exact sum of two error contributions to ``tensor``, saturated once (§8)."""
-    return UnitDesign("fanin", tensor, ident, board, {},
-                      {"cfg_la": 0, "cfg_lb": 0, "cfg_shift": 0}, {},
-                      {"elements": math.prod(shape), "tensor": tensor})
-
-
-#: Label sideband width of fpdeep_loss (RTL parameter LW) and its divider width (DIVW).
-LOSS_LABEL_BITS = 8
-LOSS_DIVIDER_BITS = 48
-
-
-def loss_unit(network: Network, logits: str, *, classes: int, ident: str, board: int,
-              numerics: Numerics, loss: str = "softmax_ce") -> UnitDesign:
-    """The error at the logits (fpdeep_loss): softmax cross-entropy (numerics §10.1) or MSE
-    (the difference times the 16-bit constant of 2/N)."""
-    if loss not in LOSSES:
-        raise FpdeepError(f"loss {loss!r} is not supported; choose one of {', '.join(LOSSES)}")
-    if classes >= 1 << LOSS_LABEL_BITS:
-        raise FpdeepError(f"the loss unit takes fewer than {1 << LOSS_LABEL_BITS} classes, "
-                          f"the network has {classes}")
-    owner = _owner(network, logits)
-    fz, fe = numerics.fmt("act", owner).frac, numerics.fmt("err", owner).frac
-    mse_m, mse_r = scale_constant(2 / classes) if loss == "mse" else (0, 0)
-    mse_shift = (fz + mse_r - fe) % (1 << SHIFT_BITS) if loss == "mse" else 0
-    return UnitDesign("loss", logits, ident, board, {"NMAX": _pow2(classes)},
-                      {"cfg_kind": int(loss == "mse"), "cfg_n": classes,
-                       "cfg_ushift": (fz + 15 - 16) % (1 << SHIFT_BITS), "cfg_fe": fe,
-                       "cfg_fz": fz, "cfg_mse_m": mse_m, "cfg_mse_shift": mse_shift},
-                      {}, {"elements": classes, "loss": loss})
+POOL_CFG_WIDTHS: dict[str, int] = {
+    "cfg_mode": 2, "cfg_bound": 5 * COUNT_BITS, "cfg_init": 5 * AFFINE_BITS,
+    "cfg_jump": 25 * AFFINE_BITS, "cfg_h": COUNT_BITS, "cfg_w": COUNT_BITS,
+    "cfg_kh": COUNT_BITS, "cfg_kw": COUNT_BITS, "cfg_rlo": COUNT_BITS, "cfg_rhi": COUNT_BITS,
+    "cfg_clo": COUNT_BITS, "cfg_chi": COUNT_BITS, "cfg_shift": SHIFT_BITS,
+    "cfg_in_count": AFFINE_BITS, "cfg_out_count": AFFINE_BITS,
+}
 
 
 LOSS_CFG_WIDTHS = {"cfg_kind": 1, "cfg_n": LOSS_LABEL_BITS, "cfg_ushift": SHIFT_BITS,
                    "cfg_fe": 6, "cfg_fz": 6, "cfg_mse_m": 17, "cfg_mse_shift": SHIFT_BITS}
 
 
-def psum_unit(layer: str, *, shift: int, slices: int, elements: int, ident: str,
-              board: int) -> UnitDesign:
-    """The reduction of a split layer's raw partial input errors (fpdeep_psum)."""
-    return UnitDesign("psum", layer, ident, board, {},
-                      {"cfg_shift": shift % (1 << SHIFT_BITS)}, {},
-                      {"elements": elements, "slices": slices})
+#: Width in bits of every configuration port of `fpdeep_engine` (CW = 16, AW = 32).
+CFG_WIDTHS: dict[str, int] = {
+    "cfg_mode": 2, "cfg_co": COUNT_BITS, "cfg_ci": COUNT_BITS, "cfg_h": COUNT_BITS,
+    "cfg_w": COUNT_BITS, "cfg_bound": 6 * COUNT_BITS, "cfg_init": 7 * AFFINE_BITS,
+    "cfg_jump": 42 * AFFINE_BITS, "cfg_shift": 7, "cfg_raw": 1, "cfg_hold": 1, "cfg_bias": 1,
+    "cfg_bias_shift": 6, "cfg_ld_x": 5 * COUNT_BITS, "cfg_ld_w": 5 * COUNT_BITS,
+    "cfg_ld_dy": 5 * COUNT_BITS, "cfg_ld_b": 5 * COUNT_BITS, "cfg_drain": 5 * COUNT_BITS,
+    "cfg_drain_b": 5 * COUNT_BITS,
+}
 
 
-def sgd_unit(board: int) -> UnitDesign:
-    return UnitDesign("sgd", "", "sgd", board)
+#: Operand streams of an engine, and the result stream.
+IN_STREAMS = ("x", "w", "dy", "b")
 
 
-# ----------------------------------------------------------------------------- ports
+def engine_ports(e: EngineDesign, dw: int) -> list[Port]:
+    p = e.ident
+    ports = [port for name in IN_STREAMS for port in stream(f"{p}_s_{name}", dw, sink=True)]
+    ports += [Port("input", 1, f"{p}_start"), Port("input", 1, f"{p}_flush"),
+              Port("output", 1, f"{p}_busy"), Port("output", 1, f"{p}_done"),
+              Port("output", 1, f"{p}_err_frame"), *stream(f"{p}_m", ACC_BITS, sink=False)]
+    return ports
+
+
+def engine_instance(e: EngineDesign, s: SliceDesign, dw: int) -> Instance:
+    p = e.ident
+    consts = tuple((f"{p}_{name}".upper(), width, literal(e.config.ports[name], width))
+                   for name, width in CFG_WIDTHS.items())
+    conns = [("clk", "clk"), ("rst", "rst")]
+    conns += [(name, f"{p}_{name}".upper()) for name in CFG_WIDTHS]
+    conns += [(port.name[len(p) + 1:], port.name) for port in engine_ports(e, dw)]
+    params = (*e.params.as_parameters().items(), ("DW", dw), ("ACCW", ACC_BITS))
+    comment = f"{comment_text(s.layer)} channels {s.lo}..{s.hi - 1}, {e.mode.upper()}"
+    return Instance("fpdeep_engine", f"u_{p}", comment, params, consts, tuple(conns))
+
+
+def comment_text(name: str) -> str:
+    """A model name made safe inside a one-line comment (no newline or control characters)."""
+    return "".join(c if c.isprintable() and c.isascii() else "?" for c in name)
 
 
 def stream(prefix: str, width: int, *, sink: bool, last: bool = True,
@@ -311,8 +223,6 @@ def unit_instances(u: UnitDesign, dw: int, accw: int) -> list[Instance]:
                      tuple(conns))]
 
 
-# ----------------------------------------------------------------------------- links
-
 #: Sides of a board in the chain: east towards higher board indices, west towards lower.
 SIDES = ("east", "west")
 
@@ -347,34 +257,3 @@ def link_instances(side: str, dw: int) -> list[Instance]:
             Instance("fpdeep_link_rx", f"u_{side}_rx", f"link framing from the {side}",
                      (("DW", dw), ("NCH", 1)), (), tuple(rx))]
 
-
-@dataclass(frozen=True)
-class LinkModel:
-    """A simulation-only link between board ``west`` and board ``west + 1`` (both directions):
-    ``num`` words per ``den`` cycles after ``latency`` cycles."""
-
-    west: int
-    latency: int
-    num: int
-    den: int
-
-
-#: Finest link rate the simulation link model is given: num/den words per cycle, den <= this.
-LINK_RATE_DENOMINATOR = 1 << 10
-
-
-def link_model(west: int, *, gbps: float, clock_mhz: float, dw: int, latency: int,
-               payload_efficiency: float) -> LinkModel:
-    """The link between boards ``west`` and ``west + 1``: its payload rate in data words per
-    cycle as a fraction of at most 1 (framing moves one word per cycle), and its latency."""
-    from fractions import Fraction
-
-    words = Fraction(gbps * 1e9 * payload_efficiency / dw / (clock_mhz * 1e6))
-    if words < Fraction(1, LINK_RATE_DENOMINATOR):
-        least = dw * clock_mhz * 1e6 / LINK_RATE_DENOMINATOR / payload_efficiency / 1e9
-        raise FpdeepError(
-            f"the link between boards {west} and {west + 1} carries {float(words):.3g} words "
-            f"per cycle at {clock_mhz:g} MHz; the generated link model needs at least "
-            f"1/{LINK_RATE_DENOMINATOR} (--link-gbps {least:.3g} or more at this clock)")
-    rate = min(Fraction(1), words).limit_denominator(LINK_RATE_DENOMINATOR)
-    return LinkModel(west, latency, rate.numerator, rate.denominator)

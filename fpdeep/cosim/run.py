@@ -25,8 +25,8 @@ from fpdeep.golden import train_step, weight_formats
 from fpdeep.golden.step import trainable_refs
 from fpdeep.ir import Network, Op
 from fpdeep.progress import Bar, Progress
-from fpdeep.schedule import pipeline_figures, schedule, step_cycles
-from fpdeep.sim_report import ideal_batch_cycles, load_plan
+from fpdeep.report.outcome import ideal_batch_cycles, load_plan
+from fpdeep.schedule.tasks import pipeline_figures, schedule, step_cycles
 
 if TYPE_CHECKING:
     from fpdeep.flow import RunConfig
@@ -197,7 +197,7 @@ def simulate(folder: str | Path, config: RunConfig, *,
              progress: Progress | None = None) -> dict[str, Any]:
     """Run ``config.steps`` training steps on the build in ``folder``; write and return
     ``DIR/sim/result.json``. Raises FpdeepError when the simulation stalls or cannot run."""
-    from fpdeep.simulate import run_cocotb
+    from fpdeep.cosim.simulator import run_cocotb
 
     say = progress or Progress.quiet()
     root = Path(folder).resolve()

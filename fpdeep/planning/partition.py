@@ -21,12 +21,12 @@ from functools import cached_property
 
 import numpy as np
 
-from fpdeep import perf
-from fpdeep.allocate import EngineShape, Storage, dsp_needed, plan_memory
 from fpdeep.analysis import needs_input_error
-from fpdeep.cluster import Cluster
 from fpdeep.errors import FpdeepError
 from fpdeep.ir import ConvAttrs, FCAttrs, Network
+from fpdeep.planning import perf
+from fpdeep.planning.allocate import EngineShape, Storage, dsp_needed, plan_memory
+from fpdeep.planning.cluster import Cluster
 
 STRATEGIES = ("fpdeep", "optimal")
 

@@ -27,10 +27,10 @@ from matplotlib.ticker import (
 )
 
 from fpdeep import __version__
-from fpdeep.planner import PASSES, Plan
-from fpdeep.report import LINEAR_FRACTION, knees, plan_json, plan_text, sweep_text
-from fpdeep.schedule import PipelineFigures
-from fpdeep.sim_report import outcome_json, outcome_text
+from fpdeep.planning.planner import PASSES, Plan
+from fpdeep.report.outcome import outcome_json, outcome_text
+from fpdeep.report.plan import LINEAR_FRACTION, knees, plan_json, plan_text, sweep_text
+from fpdeep.schedule.tasks import PipelineFigures
 
 # Series key -> (legend label, colour); the colours are matplotlib's "tab10".
 _STYLE = {

@@ -1,15 +1,15 @@
 """Plan reports: terminal text and JSON (the `fpdeep plan --json` schema); the HTML page with
-plots of the same figures is fpdeep.report_html."""
+plots of the same figures is fpdeep.report.html."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from fpdeep import perf
 from fpdeep.errors import FpdeepError
-from fpdeep.planner import PASSES, BoardPlan, Plan
-from fpdeep.schedule import PipelineFigures
+from fpdeep.planning import perf
+from fpdeep.planning.planner import PASSES, BoardPlan, Plan
+from fpdeep.schedule.tasks import PipelineFigures
 from fpdeep.tables import format_count, format_table, printable, shorten
 
 # Scaling is called linear while the throughput stays within this fraction of ideal.
@@ -64,7 +64,7 @@ def _generated_text(generated: PipelineFigures | str, *, batch: int, clock_mhz: 
 
 def plan_json(plan: Plan, generated: PipelineFigures | str | None = None) -> dict[str, Any]:
     """The JSON schema of `fpdeep plan --json` (issue 3); with ``generated``, the figures of the
-    design `fpdeep build` makes of the plan (``fpdeep.schedule.generated_figures``), or why it
+    design `fpdeep build` makes of the plan (``fpdeep.schedule.tasks.generated_figures``), or why it
     cannot be built."""
     boards = []
     for bp in plan.boards:

@@ -1,0 +1,2 @@
+"""Co-simulation: the simulator glue, and training steps run and checked against the golden
+model."""

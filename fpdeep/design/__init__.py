@@ -1,0 +1,1 @@
+"""The design of the boards: what each board holds, lowered from a plan."""

@@ -1,0 +1,333 @@
+"""From a plan to the hardware of every board: slices, engines and their fixed configuration.
+
+Pure functions: ``design(network, plan)`` decides, for each board of the plan, which
+`fpdeep_engine` instances it holds (an FP, a BP where the layer needs one, and a WG engine per
+slice, with the plan's Tm x Tn lanes), the bank depths of each, and every ``cfg_*`` constant
+(loop bounds, address jumps, walkers, requantisation shifts from ``docs/numerics.md``). The
+board templates only print these values; ``board_values``/``cluster_values`` shape them for
+Jinja.
+
+First-generation design (documented in the generated README): engine configurations are
+constants of the board, the weights stay in the FP/BP engines' banks for a whole mini-batch,
+WG engines accumulate over the batch (``cfg_hold``) and hand their raw 48-bit sums to the
+weight update, and a layer split over several slices sends raw 48-bit partial input errors so
+that the requantisation happens once, after the partial sums are added (§4 of the numerics).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from fpdeep.design.engine import (
+    ACC_BITS,
+    EngineConfig,
+    EngineParams,
+    LoopShape,
+    engine_config,
+    engine_params,
+)
+from fpdeep.design.names import Namer
+from fpdeep.design.units import (
+    LOSS_LABEL_BITS,
+    RTL_UNIT_OPS,
+    LinkModel,
+    UnitDesign,
+    fan_in_unit,
+    layer_unit,
+    link_model,
+    loss_unit,
+    psum_unit,
+    sgd_unit,
+)
+from fpdeep.errors import FpdeepError
+from fpdeep.ir import Layer, Network, Op
+from fpdeep.numerics import Numerics
+from fpdeep.planning import perf
+from fpdeep.planning.planner import Plan
+
+MODES = ("fp", "bp", "wg")
+
+
+@dataclass(frozen=True)
+class EngineDesign:
+    """One `fpdeep_engine` instance: a pass of one slice, its lanes, depths and constants."""
+
+    ident: str  # port prefix on the board, e.g. conv2_c0_4_fp
+    mode: str
+    params: EngineParams
+    config: EngineConfig
+    streams: dict[str, int]  # beats per image of each operand stream it reads (0: unused)
+    out_beats: int
+
+    @property
+    def cycles(self) -> int:
+        """Loop-nest cycles per image (without the pipeline latency)."""
+        return self.config.shape.iterations(self.params.tm, self.params.tn)
+
+
+@dataclass(frozen=True)
+class SliceDesign:
+    layer: str
+    lo: int
+    hi: int
+    ident: str
+    split: bool  # the layer has other slices (on this or other boards)
+    has_bias: bool
+    engines: dict[str, EngineDesign]
+
+
+@dataclass(frozen=True)
+class BoardDesign:
+    index: int
+    module: str
+    slices: tuple[SliceDesign, ...]
+    units: tuple[UnitDesign, ...] = ()
+
+
+@dataclass(frozen=True)
+class Design:
+    model: str
+    boards: tuple[BoardDesign, ...]
+    data_width: int
+    clock_mhz: float
+    link_gbps: tuple[float, ...]
+    homes: dict[str, int]  # tensor -> the board that holds all of it
+    links: tuple[LinkModel, ...] = ()
+
+    def slices_of(self, layer: str) -> list[tuple[int, SliceDesign]]:
+        """(board, slice) of every slice of ``layer`` in channel order."""
+        found = [(b.index, s) for b in self.boards for s in b.slices if s.layer == layer]
+        return sorted(found, key=lambda bs: bs[1].lo)
+
+
+def _shifts(network: Network, layer: Layer, numerics: Numerics) -> dict[str, int]:
+    """Requantisation shifts of the FP result, the BP result and the FP bias alignment."""
+    def owner(tensor: str) -> str:
+        producer = network.tensors[tensor].producer
+        return tensor if producer is None else producer
+
+    fx = numerics.fmt("act", owner(layer.inputs[0])).frac
+    fw = numerics.fmt("weight", layer.name).frac
+    fy = numerics.fmt("act", layer.name).frac
+    fe = numerics.fmt("err", layer.name).frac
+    fe_in = numerics.fmt("err", owner(layer.inputs[0])).frac
+    return {"fp": fx + fw - fy, "bp": fe + fw - fe_in, "bias": fx}
+
+
+def tensor_homes(network: Network, layer_boards: dict[str, list[int]]) -> dict[str, int]:
+    """The board holding the whole of each tensor: a compute layer's output is gathered on the
+    board of its last slice; any other layer runs where its last-finished input is."""
+    homes = {network.input_name: 0}
+    for layer in network.layers:
+        if layer.op is Op.SOFTMAX:
+            continue
+        if layer.is_compute:
+            homes[layer.output] = layer_boards[layer.name][-1]
+        else:
+            homes[layer.output] = max(homes[t] for t in layer.inputs)
+    return homes
+
+
+def _check_width(numerics: Numerics, network: Network) -> int:
+    widths = {numerics.fmt(cls, layer.name).width
+              for layer in network.layers for cls in ("act", "weight", "err")}
+    widths.add(numerics.fmt("act", network.input_name).width)
+    if len(widths) != 1:
+        raise FpdeepError(
+            f"the generated boards use one data width for activations, weights and errors; "
+            f"the numerics give widths {sorted(widths)}"
+        )
+    return widths.pop()
+
+
+#: What runs each op kind on the generated boards: an engine, an RTL unit, nothing (a view of
+#: the stream: the tensor's words already are the reshaped vector), or the loss unit. An op
+#: missing here is refused by `fpdeep build` (its RTL comes in a later generation).
+RTL_MAPPING: dict[Op, str] = {
+    Op.CONV: "engine", Op.FC: "engine", **RTL_UNIT_OPS, Op.FLATTEN: "view",
+    Op.IDENTITY: "view", Op.SOFTMAX: "loss",
+}
+
+
+def _layer_problem(network: Network, layer: Layer) -> str | None:
+    """Why the generated RTL cannot run ``layer`` (None when it can)."""
+    if layer.op not in RTL_MAPPING:
+        return "no RTL unit for this op yet"
+    if layer.op is Op.CONV and layer.attrs.groups != 1:
+        return f"grouped convolution (groups={layer.attrs.groups}); the engine runs groups=1"
+    if layer.op is Op.FC and (layer.attrs.alpha, layer.attrs.beta) != (1, 1):
+        return "Gemm with alpha/beta other than 1"
+    if layer.op is Op.ADD and len(layer.inputs) != 2:
+        return f"a sum of {len(layer.inputs)} tensors; the add unit sums two"
+    if layer.op is Op.SOFTMAX and layer is not network.layers[-1]:
+        return "a Softmax that is not the last layer"
+    return None
+
+
+def check_buildable(network: Network, plan: Plan, *, numerics: Numerics | None = None) -> None:
+    """Refuse, naming what and why, every plan feature the generated RTL does not implement,
+    so that `fpdeep build` never writes a design that differs from its plan."""
+    numerics = numerics or Numerics()
+    c = plan.cluster
+    problems = []
+    width = _check_width(numerics, network)
+    if c.precision != width:
+        problems.append(f"--precision {c.precision}: the generated boards compute with "
+                        f"{width}-bit data; build with --precision {width}")
+    if c.pipelining != "image":
+        problems.append(f"--pipelining {c.pipelining}: the generated boards pipeline whole "
+                        "images; build with --pipelining image")
+    if c.pixel_lanes != 1:
+        problems.append(f"--pixel-lanes {c.pixel_lanes} is a planning what-if; the generated "
+                        "engines compute one output row at a time, so build needs "
+                        "--pixel-lanes 1")
+    spills = [f"board {bp.index} ({bp.memory.spilled_bits / 8e6:.1f} MB to {bp.spill_to})"
+              for bp in plan.boards if bp.memory.spilled_bits]
+    if spills:
+        problems.append("the plan keeps tensors off chip on " + ", ".join(spills) + "; the "
+                        "generated boards hold every tensor on chip: use more boards or a "
+                        "larger board")
+    classes = math.prod(network.layers[-1].out_shape)
+    if classes >= 1 << LOSS_LABEL_BITS:
+        problems.append(f"the loss unit takes fewer than {1 << LOSS_LABEL_BITS} classes, the "
+                        f"network has {classes}")
+    layers = [f"{layer.name!r} ({layer.op}): {why}" for layer in network.layers
+              if (why := _layer_problem(network, layer)) is not None]
+    forks = [f"tensor {name!r} is read by {len(t.consumers)} layers; the "
+             "generated error fan-in sums two" for name, t in network.tensors.items()
+             if len(t.consumers) > 2]
+    if layers or forks:
+        problems.append("the generated RTL cannot run: " + "; ".join(layers + forks))
+    if problems:
+        raise FpdeepError("this plan cannot be built: " + "; ".join(problems))
+
+
+def design(network: Network, plan: Plan, *, numerics: Numerics | None = None,
+           loss: str = "softmax_ce") -> Design:
+    """The engines of every board of ``plan`` for ``network`` (the network the plan was made of),
+    with the ``loss`` error unit ("softmax_ce" or "mse") where the logits are."""
+    numerics = numerics or Numerics()
+    if plan.model != network.name:
+        raise FpdeepError(
+            f"the plan is for model {plan.model!r} but the network is {network.name!r}"
+        )
+    check_buildable(network, plan, numerics=numerics)
+    width = _check_width(numerics, network)
+    counts: dict[str, int] = {}
+    for bp in plan.boards:
+        for sp in bp.slices:
+            counts[sp.slice.layer] = counts.get(sp.slice.layer, 0) + 1
+    namer = Namer(prefix="l")
+    boards = []
+    for bp in plan.boards:
+        slices = []
+        for sp in bp.slices:
+            s = sp.slice
+            layer = network.layer(s.layer)
+            shape = LoopShape.of_layer(layer, co=s.channels)
+            shifts = _shifts(network, layer, numerics)
+            has_bias = layer.weight("bias") is not None
+            split = counts[s.layer] > 1
+            ident = namer(s.layer, f"c{s.lo}_{s.hi}")
+            engines = {}
+            for mode in MODES:
+                alloc = sp.engines.get(mode)
+                if alloc is None:
+                    continue
+                kwargs: dict[str, Any] = {"shift": 0}
+                if mode == "fp":
+                    kwargs = {"shift": shifts["fp"], "bias": has_bias,
+                              "bias_shift": shifts["bias"]}
+                elif mode == "bp":
+                    kwargs = {"shift": shifts["bp"], "raw": split}
+                else:
+                    kwargs = {"raw": True, "hold": True, "bias": has_bias}
+                params = engine_params([shape], tm=alloc.tm, tn=alloc.tn)
+                try:
+                    config = engine_config(shape, mode=mode, tm=alloc.tm, tn=alloc.tn,
+                                           params=params, **kwargs)
+                except FpdeepError as exc:
+                    raise FpdeepError(f"layer {s.layer!r}, {mode.upper()} engine: {exc}") from exc
+                x = shape.ci * shape.h * shape.w
+                w = shape.co * shape.ci * shape.kh * shape.kw
+                dy = shape.co * shape.ho * shape.wo
+                streams = {
+                    "fp": {"x": x, "w": w, "dy": 0, "b": shape.co if has_bias else 0},
+                    "bp": {"x": 0, "w": w, "dy": dy, "b": 0},
+                    "wg": {"x": x, "w": 0, "dy": dy, "b": 0},
+                }[mode]
+                engines[mode] = EngineDesign(f"{ident}_{mode}", mode, params, config, streams,
+                                             config.out_count)
+            slices.append(SliceDesign(s.layer, s.lo, s.hi, ident, split, has_bias, engines))
+        boards.append(BoardDesign(bp.index, f"fpdeep_board_{bp.index}", tuple(slices)))
+    layer_boards: dict[str, list[int]] = {}
+    for b in boards:
+        for sd in b.slices:
+            layer_boards.setdefault(sd.layer, []).append(b.index)
+    homes = tensor_homes(network, layer_boards)
+    units: dict[int, list[UnitDesign]] = {b.index: [] for b in boards}
+    for layer in network.layers:
+        if layer.is_compute or layer.op is Op.SOFTMAX:
+            continue
+        board = homes[layer.output]
+        unit = layer_unit(network, layer, ident=namer(layer.name, "u"),
+                          board=board, numerics=numerics)
+        if unit is not None:
+            units[board].append(unit)
+    # the loss error where the logits are gathered
+    last = [layer for layer in network.layers if layer.op is not Op.SOFTMAX][-1]
+    units[homes[last.output]].append(loss_unit(
+        network, last.output, classes=math.prod(last.out_shape),
+        ident=namer("loss"), board=homes[last.output], numerics=numerics, loss=loss))
+    # a layer split over several slices sums its raw partial input errors where its input is
+    for layer in network.compute_layers:
+        parts = [(b, sd) for b in boards for sd in b.slices if sd.layer == layer.name]
+        if len(parts) > 1 and "bp" in parts[0][1].engines:
+            home = homes[layer.inputs[0]]
+            units[home].append(psum_unit(
+                layer.name, shift=_shifts(network, layer, numerics)["bp"], slices=len(parts),
+                elements=math.prod(layer.in_shape),
+                ident=namer(layer.name, "psum"), board=home))
+    # a tensor whose error comes from two readers gets an RTL fan-in where it is held
+    for name, tensor in network.tensors.items():
+        if name in homes and name != network.input_name and len(tensor.consumers) == 2:
+            shape = network.layer(tensor.producer).out_shape
+            units[homes[name]].append(fan_in_unit(
+                name, shape, ident=namer(name, "fanin", prefix="t"),
+                board=homes[name]))
+    boards = [BoardDesign(b.index, b.module, b.slices, (*units[b.index], sgd_unit(b.index)))
+              for b in boards]
+    gbps = tuple(lp.gbps_available for lp in plan.links)
+    links = tuple(link_model(i, gbps=g, clock_mhz=plan.totals.clock_mhz, dw=width,
+                             latency=perf.LINK_HOP_LATENCY,
+                             payload_efficiency=perf.LINK_PAYLOAD_EFFICIENCY)
+                  for i, g in enumerate(gbps))
+    return Design(plan.model, tuple(boards), width, plan.totals.clock_mhz, gbps, homes, links)
+
+
+def design_json(d: Design) -> dict[str, Any]:
+    """The design as plain data: what the simulation testbench reads from the build folder."""
+    return {
+        "model": d.model, "data_width": d.data_width, "acc_width": ACC_BITS,
+        "clock_mhz": d.clock_mhz, "link_gbps": list(d.link_gbps),
+        "boards": [{
+            "index": b.index, "module": b.module,
+            "slices": [{
+                "layer": s.layer, "lo": s.lo, "hi": s.hi, "ident": s.ident, "split": s.split,
+                "has_bias": s.has_bias,
+                "engines": {m: {"ident": e.ident, "tm": e.params.tm, "tn": e.params.tn,
+                                "cycles": e.cycles, "streams": e.streams,
+                                "out_beats": e.out_beats, "raw": e.config.raw,
+                                "shift": e.config.shift}
+                            for m, e in s.engines.items()},
+            } for s in b.slices],
+            "units": [{"kind": u.kind, "layer": u.layer, "ident": u.ident, "params": u.params,
+                       "info": u.info} for u in b.units],
+        } for b in d.boards],
+        "homes": d.homes,
+        "links": [{"west": lk.west, "latency": lk.latency, "num": lk.num, "den": lk.den}
+                  for lk in d.links],
+    }
+

@@ -1,0 +1,188 @@
+"""The RTL units of a board as values: which unit serves each element-wise layer, with its
+configuration constants (ReLU, pooling, residual add, fan-in, partial sums, loss, SGD), and the
+simulation link models between boards."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fpdeep.design.pool import PoolShape, pool_config
+from fpdeep.errors import FpdeepError
+from fpdeep.golden.loss import LOSSES
+from fpdeep.ir import Layer, Network, Op
+from fpdeep.numerics import Numerics, scale_constant
+
+#: Shift inputs of the units are 7-bit two's complement (RTL parameter SW = 7).
+SHIFT_BITS = 7
+
+
+#: Mantissa width of the SGD unit's 1/B and learning-rate constants (RTL parameter MW).
+SGD_MANTISSA_BITS = 17
+
+
+#: Layers with an RTL unit, by op; the others (Flatten, Identity, Sum of more than two) are
+#: done by the controller.
+RTL_UNIT_OPS = {Op.RELU: "relu", Op.MAXPOOL: "pool", Op.AVGPOOL: "pool",
+                Op.GLOBAL_AVGPOOL: "pool", Op.ADD: "add"}
+
+
+#: Left-shift field width of fpdeep_add (RTL parameter LW).
+ADD_SHIFT_BITS = 5
+
+
+@dataclass(frozen=True)
+class UnitDesign:
+    """One RTL unit on a board: a ReLU or pooling layer, or the board's SGD unit."""
+
+    kind: str  # relu, pool, sgd
+    layer: str  # "" for the SGD unit
+    ident: str
+    board: int
+    params: dict[str, int] = field(default_factory=dict)
+    forward: dict[str, int] = field(default_factory=dict)  # cfg port -> value
+    backward: dict[str, int] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)  # what the controller needs to drive it
+
+
+def _pow2(n: int) -> int:
+    return max(2, 1 << (n - 1).bit_length())
+
+
+def _owner(network: Network, tensor: str) -> str:
+    producer = network.tensors[tensor].producer
+    return tensor if producer is None else producer
+
+
+def layer_unit(network: Network, layer: Layer, *, ident: str, board: int,
+               numerics: Numerics) -> UnitDesign | None:
+    """The RTL unit of a non-compute layer, or None when the controller does it."""
+    kind = RTL_UNIT_OPS.get(layer.op)
+    if kind is None or (kind == "add" and len(layer.inputs) != 2):
+        return None
+    if kind == "add":
+        return _add_unit(network, layer, ident=ident, board=board, numerics=numerics)
+    src = _owner(network, layer.inputs[0])
+    act_in, act_out = numerics.fmt("act", src).frac, numerics.fmt("act", layer.name).frac
+    err_in, err_out = numerics.fmt("err", src).frac, numerics.fmt("err", layer.name).frac
+    if kind == "relu":
+        return UnitDesign("relu", layer.name, ident, board, {},
+                          {"cfg_shift": (act_in - act_out) % (1 << SHIFT_BITS)},
+                          {"cfg_shift": (err_out - err_in) % (1 << SHIFT_BITS)},
+                          {"elements": math.prod(layer.in_shape)})
+    c, h, w = layer.in_shape
+    attrs = layer.attrs
+    if layer.op is Op.GLOBAL_AVGPOOL:
+        from fpdeep.golden.pool import global_attrs
+
+        attrs = global_attrs((h, w))
+    shape = PoolShape.of(attrs, c=c, in_hw=(h, w))
+    avg = layer.op is not Op.MAXPOOL
+    fwd = pool_config(shape, mode="avg_fwd" if avg else "max_fwd", in_frac=act_in,
+                      out_frac=act_out)
+    bwd = pool_config(shape, mode="avg_bwd" if avg else "max_bwd", in_frac=err_out,
+                      out_frac=err_in)
+    n_in, n_out = c * h * w, c * shape.out_hw[0] * shape.out_hw[1]
+    return UnitDesign("pool", layer.name, ident, board,
+                      {"XD": _pow2(n_in), "YD": _pow2(n_out)}, dict(fwd.ports), dict(bwd.ports),
+                      {"avg": avg, "in": n_in, "out": n_out, "cycles": shape.cycles(),
+                       "table_fwd": list(fwd.table), "table_bwd": list(bwd.table)})
+
+
+def _add_unit(network: Network, layer: Layer, *, ident: str, board: int,
+              numerics: Numerics) -> UnitDesign:
+    """Residual Add forward (fpdeep_add, §8) and its error fan-out (fpdeep_fanout)."""
+    acts = [numerics.fmt("act", _owner(network, t)).frac for t in layer.inputs]
+    errs = [numerics.fmt("err", _owner(network, t)).frac for t in layer.inputs]
+    top = max(acts)
+    fy, fe = numerics.fmt("act", layer.name).frac, numerics.fmt("err", layer.name).frac
+    lefts = [top - f for f in acts]
+    if max(lefts) >= 1 << ADD_SHIFT_BITS:
+        raise FpdeepError(f"layer {layer.name!r}: Add inputs differ by {max(lefts)} fractional "
+                          f"bits; the add unit aligns at most {(1 << ADD_SHIFT_BITS) - 1}")
+    mod = 1 << SHIFT_BITS
+    return UnitDesign("add", layer.name, ident, board, {},
+                      {"cfg_la": lefts[0], "cfg_lb": lefts[1], "cfg_shift": (top - fy) % mod},
+                      {"cfg_shift_a": (fe - errs[0]) % mod, "cfg_shift_b": (fe - errs[1]) % mod},
+                      {"elements": math.prod(layer.out_shape)})
+
+
+def fan_in_unit(tensor: str, shape: Sequence[int], *, ident: str, board: int) -> UnitDesign:
+    """The exact sum of two error contributions to ``tensor``, saturated once (§8)."""
+    return UnitDesign("fanin", tensor, ident, board, {},
+                      {"cfg_la": 0, "cfg_lb": 0, "cfg_shift": 0}, {},
+                      {"elements": math.prod(shape), "tensor": tensor})
+
+
+#: Label sideband width of fpdeep_loss (RTL parameter LW) and its divider width (DIVW).
+LOSS_LABEL_BITS = 8
+
+
+LOSS_DIVIDER_BITS = 48
+
+
+def loss_unit(network: Network, logits: str, *, classes: int, ident: str, board: int,
+              numerics: Numerics, loss: str = "softmax_ce") -> UnitDesign:
+    """The error at the logits (fpdeep_loss): softmax cross-entropy (numerics §10.1) or MSE
+    (the difference times the 16-bit constant of 2/N)."""
+    if loss not in LOSSES:
+        raise FpdeepError(f"loss {loss!r} is not supported; choose one of {', '.join(LOSSES)}")
+    if classes >= 1 << LOSS_LABEL_BITS:
+        raise FpdeepError(f"the loss unit takes fewer than {1 << LOSS_LABEL_BITS} classes, "
+                          f"the network has {classes}")
+    owner = _owner(network, logits)
+    fz, fe = numerics.fmt("act", owner).frac, numerics.fmt("err", owner).frac
+    mse_m, mse_r = scale_constant(2 / classes) if loss == "mse" else (0, 0)
+    mse_shift = (fz + mse_r - fe) % (1 << SHIFT_BITS) if loss == "mse" else 0
+    return UnitDesign("loss", logits, ident, board, {"NMAX": _pow2(classes)},
+                      {"cfg_kind": int(loss == "mse"), "cfg_n": classes,
+                       "cfg_ushift": (fz + 15 - 16) % (1 << SHIFT_BITS), "cfg_fe": fe,
+                       "cfg_fz": fz, "cfg_mse_m": mse_m, "cfg_mse_shift": mse_shift},
+                      {}, {"elements": classes, "loss": loss})
+
+
+def psum_unit(layer: str, *, shift: int, slices: int, elements: int, ident: str,
+              board: int) -> UnitDesign:
+    """The reduction of a split layer's raw partial input errors (fpdeep_psum)."""
+    return UnitDesign("psum", layer, ident, board, {},
+                      {"cfg_shift": shift % (1 << SHIFT_BITS)}, {},
+                      {"elements": elements, "slices": slices})
+
+
+def sgd_unit(board: int) -> UnitDesign:
+    return UnitDesign("sgd", "", "sgd", board)
+
+
+@dataclass(frozen=True)
+class LinkModel:
+    """A simulation-only link between board ``west`` and board ``west + 1`` (both directions):
+    ``num`` words per ``den`` cycles after ``latency`` cycles."""
+
+    west: int
+    latency: int
+    num: int
+    den: int
+
+
+#: Finest link rate the simulation link model is given: num/den words per cycle, den <= this.
+LINK_RATE_DENOMINATOR = 1 << 10
+
+
+def link_model(west: int, *, gbps: float, clock_mhz: float, dw: int, latency: int,
+               payload_efficiency: float) -> LinkModel:
+    """The link between boards ``west`` and ``west + 1``: its payload rate in data words per
+    cycle as a fraction of at most 1 (framing moves one word per cycle), and its latency."""
+    from fractions import Fraction
+
+    words = Fraction(gbps * 1e9 * payload_efficiency / dw / (clock_mhz * 1e6))
+    if words < Fraction(1, LINK_RATE_DENOMINATOR):
+        least = dw * clock_mhz * 1e6 / LINK_RATE_DENOMINATOR / payload_efficiency / 1e9
+        raise FpdeepError(
+            f"the link between boards {west} and {west + 1} carries {float(words):.3g} words "
+            f"per cycle at {clock_mhz:g} MHz; the generated link model needs at least "
+            f"1/{LINK_RATE_DENOMINATOR} (--link-gbps {least:.3g} or more at this clock)")
+    rate = min(Fraction(1), words).limit_denominator(LINK_RATE_DENOMINATOR)
+    return LinkModel(west, latency, rate.numerator, rate.denominator)
+

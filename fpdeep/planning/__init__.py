@@ -1,0 +1,1 @@
+"""Planning: boards, the cluster, partition, allocation and the performance model."""

@@ -1,0 +1,1 @@
+"""Reports: text, JSON and HTML of plans, workloads and simulation outcomes."""
