@@ -16,9 +16,8 @@ import time
 from pathlib import Path
 
 import fpdeep
-from fpdeep.codegen.build import build
 from fpdeep.cosim.run import simulate
-from fpdeep.flow import RunConfig
+from fpdeep.flow import RunConfig, write_build
 from fpdeep.planning.partition import chain_model
 from fpdeep.planning.planner import evaluate
 from fpdeep.resources import PACKAGE_DIR
@@ -61,7 +60,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for k, (name, model, net, plan) in enumerate(cases(Path(tmp), args.batch)):
             out = Path(tmp) / f"case{k}"
-            build(net, plan, out, model_files={"model.onnx": Path(model).read_bytes()})
+            write_build(net, plan, out, model_files={"model.onnx": Path(model).read_bytes()})
             t0 = time.monotonic()
             r = simulate(out, RunConfig(batch=args.batch, steps=args.steps))
             wall = time.monotonic() - t0

@@ -157,7 +157,8 @@ def build_config(args: argparse.Namespace) -> BuildConfig:
         partition=args.partition, precision=args.precision, batch=args.batch,
         clock_mhz=args.clock, link_gbps=args.link_gbps, util_cap=args.util_cap,
         pipelining=args.pipelining, pixel_lanes=args.pixel_lanes,
-        **({"loss": args.loss} if "loss" in args else {}))
+        **({"loss": args.loss, "output": Path(args.output), "force": args.force}
+           if "output" in args else {}))
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -166,18 +167,22 @@ def _plan(args: argparse.Namespace) -> int:
     if args.boards is None and args.sweep is None:
         raise FpdeepError("give --boards N (or --sweep A..B)")
     config = build_config(args)
-    network = flow.load(config)
+    loaded = flow.run((flow.load,), config)
+    network = loaded.network
     rows = None
     if args.sweep:
         results = fpdeep.sweep(network, [config.cluster(n) for n in args.sweep],
                                strategy=config.partition, batch=config.batch)
         rows = sweep_rows(list(zip(args.sweep, results, strict=True)),
-                          generated=lambda p: flow.generated_design(network, p))
+                          generated=lambda p: flow.generated_design(
+                              replace(loaded, plan=p), config))
         if args.json != "-":
             print(sweep_text(rows))
     count = args.boards if args.boards is not None else max(args.sweep)
-    result = flow.plan(replace(config, boards=count), network)
-    generated = flow.generated_design(network, result)
+    config = replace(config, boards=count)
+    planned = flow.plan(loaded, config)
+    result = planned.plan
+    generated = flow.generated_design(planned, config)
     if args.json != "-":
         print(plan_text(result, generated))
     if args.json:
@@ -208,7 +213,7 @@ def _build_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _build(args: argparse.Namespace) -> int:
-    out = flow.build(build_config(args), args.output, force=args.force, progress=Progress())
+    out = flow.build(build_config(args), progress=Progress()).output
     print(f"wrote {out} ({args.boards} board(s)); simulate it with `fpdeep sim {out}`")
     return 0
 
@@ -282,25 +287,25 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from fpdeep.report.outcome import load_outcome, outcome_text
+
+    from fpdeep.report.plan import plan_text
+    from fpdeep.report.workload import workload_table
 
     build, run = flow.demo_configs()
-    model = str(build.model)
+    build = replace(build, output=Path(args.output))
+    progress = Progress()
     print("== inspect")
-    _inspect(argparse.Namespace(model=model, input_shape=None, json=None))
+    state = flow.run(flow.PLAN_STEPS, build, progress=progress)
+    print(workload_table(state.network, state.workload, model=Path(build.model).name))
     print("\n== plan")
-    from fpdeep.report.plan import plan_text
-
-    network = flow.load(build)
-    result = flow.plan(build, network)
-    print(plan_text(result, flow.generated_design(network, result)))
+    print(plan_text(state.plan, flow.generated_design(state, build)))
     print("== build")
-    out = flow.build(build, args.output, progress=Progress())
+    out = flow.run((flow.lower, flow.schedule, flow.emit), build, state).output
     print(f"wrote {out}")
     print("\n== sim (a minute or two: Verilator builds the cluster once)")
-    result = flow.simulate(out, run, progress=Progress())
+    result = flow.simulate(out, run, progress=progress)
     print("\n== report")
-    text = outcome_text(*load_outcome(out))
+    text = flow.report(out)
     print(text, end="")
     write_output(str(Path(out) / "report.txt"), text)
     print(f"\nthe report is in {Path(out) / 'report.txt'}")

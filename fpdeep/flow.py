@@ -3,19 +3,28 @@
 ``BuildConfig`` says what to plan and generate (``fpdeep plan`` and ``fpdeep build``);
 ``RunConfig`` says how to run a built design (``fpdeep sim``). The CLI, ``fpdeep demo`` and the
 Python API construct them and call the steps below; none of them restates a default.
+
+The steps are plain functions ``step(state, config) -> state`` run in order
+(``load → analyze → plan → lower → schedule → emit``, then ``simulate`` and ``report`` on the
+folder written); each adds its typed result to the ``FlowState``, and no stage imports a later
+one: the flow composes them.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import MISSING, dataclass, fields
+from collections.abc import Callable, Sequence
+from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fpdeep.analysis import NetworkWorkload
+from fpdeep.analysis import analyze as analyze_network
 from fpdeep.errors import FpdeepError, require_non_negative_int, require_positive_int
 from fpdeep.frontend import load_onnx
 from fpdeep.golden.loss import LOSSES
 from fpdeep.ir import Network
+from fpdeep.numerics import Numerics
 from fpdeep.planning.cluster import DEFAULT_UTIL_CAP, PIPELINING, Cluster, make_cluster
 from fpdeep.planning.partition import STRATEGIES
 from fpdeep.planning.planner import DEFAULT_BATCH, Plan
@@ -24,6 +33,7 @@ from fpdeep.progress import Progress
 from fpdeep.resources import PACKAGE_DIR
 
 if TYPE_CHECKING:
+    from fpdeep.design.lower import Design
     from fpdeep.schedule.tasks import PipelineFigures
 
 SIMULATORS = ("verilator", "icarus")
@@ -49,6 +59,9 @@ class BuildConfig:
     pipelining: str = "image"
     pixel_lanes: int = 1
     loss: str = "softmax_ce"
+    numerics: Numerics = field(default_factory=Numerics)  # the fixed-point formats
+    output: Path | None = None  # build: the folder to write
+    force: bool = False  # build: replace the folder whatever it holds
 
     def __post_init__(self) -> None:
         if self.partition not in STRATEGIES:
@@ -112,57 +125,147 @@ def defaults(config: type) -> dict[str, Any]:
 
 
 # ----- the steps ---------------------------------------------------------------------------------
-def load(config: BuildConfig) -> Network:
+@dataclass(frozen=True)
+class FlowState:
+    """What the steps have made so far; each step adds its typed result."""
+
+    network: Network | None = None
+    workload: NetworkWorkload | None = None
+    plan: Plan | None = None
+    design: Design | None = None
+    figures: PipelineFigures | None = None  # the generated design's cycle model
+    output: Path | None = None  # the build folder, once written
+    result: dict[str, Any] | None = None  # sim/result.json, once simulated
+    progress: Progress = field(default_factory=Progress.quiet, compare=False)
+
+
+Step = Callable[[FlowState, BuildConfig], FlowState]
+
+
+def _need(state: FlowState, what: str, step: str) -> Any:
+    value = getattr(state, what)
+    if value is None:
+        raise ValueError(f"flow step {step} needs the {what} of an earlier step")
+    return value
+
+
+def load(state: FlowState, config: BuildConfig) -> FlowState:
     """The configuration's model as fpdeep's IR."""
-    return load_onnx(config.model, input_shape=config.input_shape)
+    state.progress.step("loading", str(config.model))
+    return replace(state, network=load_onnx(config.model, input_shape=config.input_shape))
 
 
-def plan(config: BuildConfig, network: Network | None = None) -> Plan:
-    """Partition, allocate and model ``network`` (default: the loaded model) on the chain."""
+def analyze(state: FlowState, config: BuildConfig) -> FlowState:
+    """Per-layer FP/BP/WG work, parameters and activations."""
+    return replace(state, workload=analyze_network(_need(state, "network", "analyze")))
+
+
+def plan(state: FlowState, config: BuildConfig) -> FlowState:
+    """Partition, allocate and model the network on the configured chain of boards."""
     if config.boards is None:
         raise FpdeepError("give --boards N: the number of boards in the chain")
-    network = load(config) if network is None else network
-    return plan_network(network, config.cluster(), strategy=config.partition,
-                        batch=config.batch)
+    state.progress.step("planning", f"{config.boards} board(s)")
+    result = plan_network(_need(state, "network", "plan"), config.cluster(),
+                          strategy=config.partition, batch=config.batch)
+    return replace(state, plan=result)
 
 
-def generated_design(network: Network, result: Plan) -> PipelineFigures | str:
-    """The figures of the design `fpdeep build` would generate from ``result``, or the reason
-    it cannot be built (the same check build makes)."""
-    from fpdeep.schedule.tasks import generated_figures
+def lower(state: FlowState, config: BuildConfig) -> FlowState:
+    """The design of every board; FpdeepError when the plan cannot be built."""
+    from fpdeep.design.lower import lower as lower_plan
 
+    built = lower_plan(_need(state, "network", "lower"), _need(state, "plan", "lower"),
+                       numerics=config.numerics, loss=config.loss)
+    return replace(state, design=built)
+
+
+def schedule(state: FlowState, config: BuildConfig) -> FlowState:
+    """The generated design's cycle model from the task graph of its training step."""
+    from fpdeep.schedule.tasks import pipeline_figures
+
+    figures = pipeline_figures(_need(state, "design", "schedule"),
+                               _need(state, "network", "schedule"))
+    return replace(state, figures=figures)
+
+
+def emit(state: FlowState, config: BuildConfig) -> FlowState:
+    """Write the build folder (whole or not at all): RTL, cluster top, plan and design."""
+    from fpdeep.codegen.build import emit as write_folder
+    from fpdeep.frontend.reader import model_files
+    from fpdeep.report.plan import plan_json
+
+    if config.output is None:
+        raise FpdeepError("give -o DIR: the folder to write")
+    state.progress.step("generating", str(config.output))
+    result = _need(state, "plan", "emit")
+    inputs = (config.model, *([config.board] if isinstance(config.board, Path) else []))
+    out = write_folder(
+        _need(state, "design", "emit"), result, config.output,
+        plan_report=plan_json(result, _need(state, "figures", "emit")),
+        model_files=model_files(config.model), input_shape=config.input_shape,
+        force=config.force, keep=inputs)
+    return replace(state, output=out)
+
+
+PLAN_STEPS: tuple[Step, ...] = (load, analyze, plan)
+BUILD_STEPS: tuple[Step, ...] = (*PLAN_STEPS, lower, schedule, emit)
+
+
+def run(steps: Sequence[Step], config: BuildConfig, state: FlowState | None = None, *,
+        progress: Progress | None = None) -> FlowState:
+    """Apply ``steps`` in order, each to the state the previous one returned."""
+    state = state or FlowState(progress=progress or Progress.quiet())
+    for step in steps:
+        state = step(state, config)
+    return state
+
+
+def generated_design(state: FlowState, config: BuildConfig) -> PipelineFigures | str:
+    """The figures of the design `fpdeep build` would generate from the state's plan, or the
+    reason it cannot be built (the same check build makes)."""
     try:
-        return generated_figures(network, result)
+        return run((lower, schedule), config, state).figures
     except FpdeepError as exc:
         return str(exc)
 
 
-def build(config: BuildConfig, out: str | Path, *, force: bool = False,
-          progress: Progress | None = None) -> Path:
-    """Plan the model and write the build folder ``out`` (whole or not at all)."""
-    from fpdeep.codegen.build import build as write_build
-    from fpdeep.frontend.reader import model_files
-
-    say = progress or Progress.quiet()
+def build(config: BuildConfig, *, progress: Progress | None = None) -> FlowState:
+    """Plan the model and write the build folder ``config.output``."""
     if config.boards is None:
         raise FpdeepError("give --boards N: the number of boards to generate")
-    say.step("loading", str(config.model))
-    network = load(config)
-    say.step("planning", f"{config.boards} board(s)")
-    result = plan(config, network)
-    say.step("generating", str(out))
-    inputs = (config.model, *([config.board] if isinstance(config.board, Path) else []))
-    return write_build(network, result, out, model_files=model_files(config.model),
-                       input_shape=config.input_shape, force=force, loss=config.loss,
-                       keep=inputs)
+    return run(BUILD_STEPS, config, progress=progress)
 
 
 def simulate(folder: str | Path, config: RunConfig, *,
              progress: Progress | None = None) -> dict[str, Any]:
     """Run ``config.steps`` training steps on the build in ``folder``; the result.json data."""
-    from fpdeep.cosim.run import simulate as run
+    from fpdeep.cosim.run import simulate as run_steps
 
-    return run(folder, config, progress=progress or Progress.quiet())
+    return run_steps(folder, config, progress=progress or Progress.quiet())
+
+
+def report(folder: str | Path) -> str:
+    """The planner's figures beside the simulation's for the build in ``folder``."""
+    from fpdeep.report.outcome import load_outcome, outcome_text
+
+    return outcome_text(*load_outcome(folder))
+
+
+def write_build(network: Network, result: Plan, out: str | Path, *,
+                model_files: dict[str, bytes], input_shape: tuple[int, ...] | None = None,
+                loss: str = "softmax_ce", numerics: Numerics | None = None,
+                force: bool = False) -> Path:
+    """Lower, schedule and emit an existing plan of ``network`` (API and tests: plans made
+    with custom cuts); ``model_files`` as ``fpdeep.frontend.reader.model_files`` gives."""
+    from fpdeep.codegen.build import emit as write_folder
+    from fpdeep.design.lower import lower as lower_plan
+    from fpdeep.report.plan import plan_json
+    from fpdeep.schedule.tasks import pipeline_figures
+
+    built = lower_plan(network, result, numerics=numerics, loss=loss)
+    figures = pipeline_figures(built, network)
+    return write_folder(built, result, out, plan_report=plan_json(result, figures),
+                        model_files=model_files, input_shape=input_shape, force=force)
 
 
 def demo_configs() -> tuple[BuildConfig, RunConfig]:

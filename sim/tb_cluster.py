@@ -25,11 +25,11 @@ from cocotb.utils import get_sim_time
 from fpdeep_tb import PERIOD_NS, reset, signed, tb_args
 
 import fpdeep
+from fpdeep.design.lower import BuildInfo, Design, read_design_document
 from fpdeep.golden import loss as golden_loss
 from fpdeep.golden import sgd
 from fpdeep.golden import step as golden_step
 from fpdeep.ir import Op
-from fpdeep.numerics import Numerics
 from fpdeep.schedule.tasks import (
     ELEM_BYTES,
     RAW_BYTES,
@@ -48,9 +48,10 @@ class Stalled(Exception):
 
 
 class Cluster:
-    def __init__(self, dut, design: dict, args: dict) -> None:
+    def __init__(self, dut, design: dict, built: Design, args: dict) -> None:
         self.dut = dut
         self.design = design
+        self.built = built  # the same design, typed
         self.args = args
         self.stall = int(args.get("stall_cycles", 20000))
         self.max_cycles = int(args["max_cycles"])
@@ -145,7 +146,7 @@ class Cluster:
         data, valid, last, ready = (self.sig(board, engine, f"{port}_{name}")
                                     for name in ("data", "valid", "last", "ready"))
         arg = self.sig(board, engine, f"{port}_arg") if side is not None else None
-        width = width or self.design["acc_width"]
+        width = width or self.built.acc_width
         out: list[int] = []
         idle = 0
         ready.value = 1
@@ -178,19 +179,17 @@ class Trainer:
     framing and link models.
     """
 
-    def __init__(self, args: dict, design: dict) -> None:
+    def __init__(self, args: dict, design: dict, built: Design, info: BuildInfo) -> None:
         folder = Path(args["dir"])
-        info = design["build"]
-        shape = tuple(info["input_shape"]) if info["input_shape"] else None
-        self.net = fpdeep.load_onnx(folder / info["model_file"], input_shape=shape)
-        self.ctx = golden_step.StepContext.make(self.net, Numerics(), info["loss"])
+        self.net = fpdeep.load_onnx(folder / info.model_file, input_shape=info.input_shape)
+        self.ctx = golden_step.StepContext.make(self.net, built.numerics, built.loss)
         self.needs = golden_step.needs_error(self.net)
         inputs = np.load(args["inputs"])
         self.x = self.ctx.input(inputs["x"].astype(np.float64))
         self.y = inputs["y"].astype(np.int64)
         self.batch = len(self.y)
         self.layers = {layer.name: layer for layer in self.net.layers}
-        self.logits = golden_step.logits_tensor(self.net, info["loss"])
+        self.logits = golden_step.logits_tensor(self.net, built.loss)
         self.params = golden_step.load_params(
             self.net, {k: inputs[f"w:{k}"] for k in _trainable_names(self.net)}, self.ctx)
         self.slices = {(s["layer"], s["lo"]): (b["index"], s)
@@ -455,7 +454,7 @@ async def run_psum(cl: Cluster, tr: Trainer, task) -> None:
     """A split layer's raw partial input errors added pass by pass; the last pass
     requantises."""
     unit, i = tr.psums[task.layer], task.image
-    p, acw = unit["ident"], cl.design["acc_width"]
+    p, acw = unit["ident"], cl.built.acc_width
     layer = tr.layers[task.layer]
     parts = [tr.get(i, item("psum", layer.name, lo, hi), task.board)
              for lo, hi in tr.ranges[layer.name]]
@@ -545,7 +544,7 @@ async def run_task(cl: Cluster, tr: Trainer, task) -> None:
         await run_link(cl, tr, task)
     else:
         tr.unit(task)
-        await ClockCycles(cl.dut.clk, task_cycles(task, links=cl.design["links"]))
+        await ClockCycles(cl.dut.clk, task_cycles(task, links=cl.built.links))
 
 
 class Controller:
@@ -636,8 +635,9 @@ def _record(tr: Trainer, rec: dict, step: int) -> None:
 async def cluster_trains(dut):
     args = tb_args()
     design = json.loads((Path(args["dir"]) / "design.json").read_text())
-    cl = Cluster(dut, design, args)
-    tr = Trainer(args, design)
+    built, _, info = read_design_document(design, "design.json")
+    cl = Cluster(dut, design, built, args)
+    tr = Trainer(args, design, built, info)
     tr.lr = float(args["lr"])
     for b in design["boards"]:
         for s in b["slices"]:
@@ -670,8 +670,8 @@ async def cluster_trains(dut):
     loss_board, loss = next((b["index"], u["ident"]) for b in design["boards"]
                             for u in b["units"] if u["kind"] == "loss")
     await cl.send(loss_board, {f"{loss}_s_t": ([int(v) for v in golden_loss.EXP2_TABLE], {})})
-    tasks = schedule(design, tr.net, batch=tr.batch)
-    modelled = [task_cycles(t, links=design["links"]) for t in tasks]
+    tasks = schedule(built, tr.net, batch=tr.batch).tasks
+    modelled = [task_cycles(t, links=built.links) for t in tasks]
     progress = Path(args["progress"])
     result: dict = {"steps": [], "error": None}
     rec: dict[str, np.ndarray] = {}

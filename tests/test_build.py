@@ -11,6 +11,7 @@ import fpdeep
 from fpdeep.cli import main
 from fpdeep.codegen import build as build_module
 from fpdeep.files import MARKER
+from fpdeep.flow import write_build
 from fpdeep.resources import PACKAGE_DIR
 
 DIGITS = str(PACKAGE_DIR / "examples" / "digits_cnn.onnx")
@@ -83,7 +84,7 @@ def test_build_leaves_nothing_behind_on_error(tmp_path, monkeypatch):
     network = fpdeep.load_onnx(DIGITS)
     plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=2), batch=4)
     with pytest.raises(RuntimeError, match="disk full"):
-        build_module.build(network, plan, tmp_path / "out", model_files={"model.onnx": b"x"})
+        write_build(network, plan, tmp_path / "out", model_files={"model.onnx": b"x"})
     assert list(tmp_path.iterdir()) == []
 
 
@@ -266,7 +267,7 @@ def test_a_model_with_external_data_is_built_with_its_data(tmp_path):
     assert main(["build", str(model), "--board", "zcu102", "--boards", "1", "-o", str(out)]) == 0
     for f in model.parent.iterdir():  # the folder must stand on its own
         f.unlink()
-    _, network, _ = load_build(out)
+    network = load_build(out).network
     original = fpdeep.load_onnx(DIGITS)
     assert network.params.keys() == original.params.keys()
     for name, value in original.params.items():

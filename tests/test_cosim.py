@@ -14,11 +14,10 @@ import numpy as np
 import pytest
 
 import fpdeep
-from fpdeep.codegen.build import build
 from fpdeep.cosim.run import simulate
 from fpdeep.cosim.simulator import simulator_available
 from fpdeep.errors import FpdeepError
-from fpdeep.flow import RunConfig
+from fpdeep.flow import RunConfig, write_build
 from fpdeep.planning.partition import chain_model
 from fpdeep.planning.planner import evaluate
 from fpdeep.resources import PACKAGE_DIR
@@ -50,7 +49,7 @@ def _slices(plan) -> list[list[tuple[str, int, int]]]:
 def one_board(tmp_path_factory):
     network, plan = _digits_plan(1)
     out = tmp_path_factory.mktemp("sim") / "digits1"
-    build(network, plan, out, model_files={"model.onnx": DIGITS.read_bytes()})
+    write_build(network, plan, out, model_files={"model.onnx": DIGITS.read_bytes()})
     return out
 
 
@@ -94,7 +93,7 @@ def test_digits_on_several_boards_bit_exact(case, tmp_path):
         assert _slices(plan) == [[("conv1", 0, 4)], [("conv2", 0, 4)],
                                  [("conv2", 4, 8), ("fc", 0, 10)]]
     out = tmp_path / case
-    build(network, plan, out, model_files={"model.onnx": DIGITS.read_bytes()}, loss=loss)
+    write_build(network, plan, out, model_files={"model.onnx": DIGITS.read_bytes()}, loss=loss)
     x = np.random.default_rng(7).uniform(0, 1, (4, 1, 8, 8)).astype(np.float32)
     np.savez(tmp_path / "batch.npz", x=x, y=np.array([3, 1, 4, 1], dtype=np.int64))
     result = simulate(out, RunConfig(steps=2, lr=0.1, data=tmp_path / "batch.npz"))
@@ -114,7 +113,8 @@ def test_residual_skip_across_boards_bit_exact(tmp_path):
     assert any(s[0] == first_conv for s in slices[0])
     assert not any(s[0] == last_conv for s in slices[0])
     out = tmp_path / "res"
-    build(network, plan, out, model_files={"model.onnx": (tmp_path / "res.onnx").read_bytes()})
+    model = {"model.onnx": (tmp_path / "res.onnx").read_bytes()}
+    write_build(network, plan, out, model_files=model)
     _check(simulate(out, RunConfig(batch=2, steps=2)), out)
 
 
@@ -122,7 +122,7 @@ def test_residual_skip_across_boards_bit_exact(tmp_path):
 def test_two_boards_on_icarus(tmp_path):
     network, plan = _digits_plan(2)
     out = tmp_path / "icarus"
-    build(network, plan, out, model_files={"model.onnx": DIGITS.read_bytes()})
+    write_build(network, plan, out, model_files={"model.onnx": DIGITS.read_bytes()})
     result = simulate(out, RunConfig(batch=4, steps=1, simulator="icarus"))
     _check(result, out)
     assert result["simulator"] == "icarus"
@@ -145,7 +145,7 @@ def test_twelve_steps_on_three_boards_bit_exact(tmp_path):
     """Many steps: weights carried from step to step on the boards stay bit-exact."""
     network, plan = _digits_plan(3)
     out = tmp_path / "long"
-    build(network, plan, out, model_files={"model.onnx": DIGITS.read_bytes()})
+    write_build(network, plan, out, model_files={"model.onnx": DIGITS.read_bytes()})
     result = simulate(out, RunConfig(batch=8, steps=12, lr=0.1))
     _check(result, out)
     assert result["steps"] == 12 and len(result["loss"]) == 12

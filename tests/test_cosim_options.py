@@ -172,7 +172,8 @@ def test_sim_options_checked_before_the_simulator_runs(built, capsys, monkeypatc
 
 @pytest.mark.parametrize(("name", "content", "message"), [
     ("design.json", "{not json", "design.json' cannot be read (not valid JSON)"),
-    ("design.json", "[]", "is not one fpdeep wrote"),
+    ("design.json", "[]", "is not a version 2 fpdeep design"),
+    ("design.json", '{"format": "fpdeep design", "version": 2, "boards": 3}', "is damaged"),
     ("plan.json", '{"model": 1}', "is not a plan fpdeep wrote"),
     ("sim/result.json", "\x00\x01", "result.json' cannot be read (not valid JSON)"),
 ])
@@ -180,7 +181,7 @@ def test_corrupt_build_files_are_named(built, capsys, monkeypatch, name, content
     _no_simulator(monkeypatch)
     (built / "sim").mkdir(exist_ok=True)
     (built / name).write_text(content)
-    command = "report" if name.startswith("sim/") else "sim"
+    command = "sim" if name == "design.json" else "report"
     assert main([command, str(built)]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err

@@ -42,11 +42,13 @@ RESULT = {
 }
 
 
+CONFIG = flow.BuildConfig(model=DIGITS, board="zcu102", boards=2, batch=4)
+
+
 @pytest.fixture(scope="module")
 def digits():
-    config = flow.BuildConfig(model=DIGITS, board="zcu102", boards=2, batch=4)
-    network = flow.load(config)
-    return network, flow.plan(config, network)
+    state = flow.run(flow.PLAN_STEPS, CONFIG)
+    return state, state.plan
 
 
 def embedded(page: str) -> dict[str, object]:
@@ -57,8 +59,8 @@ def embedded(page: str) -> dict[str, object]:
 
 
 def test_board_load_bars_are_each_pass_slowest_engine_and_reach_the_ii(digits):
-    network, result = digits
-    values = board_load_values(plan_json(result, flow.generated_design(network, result)))
+    state, result = digits
+    values = board_load_values(plan_json(result, flow.generated_design(state, CONFIG)))
     for bp in result.boards:
         bars = [values["cycles_per_image"][p][bp.index] for p in PASSES]
         assert max(b for b in bars if b is not None) == bp.compute_cycles
@@ -91,8 +93,8 @@ def test_dsp_busy_is_full_where_every_engine_runs_the_whole_ii(digits):
 
 
 def test_plan_page_is_self_contained_and_well_formed(digits):
-    network, result = digits
-    generated = flow.generated_design(network, result)
+    state, result = digits
+    generated = flow.generated_design(state, CONFIG)
     rows = sweep_rows([(1, result), (2, result)], generated=lambda p: generated)
     page = plan_html(result, rows, generated)
     assert page.startswith("<!DOCTYPE html>")

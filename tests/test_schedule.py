@@ -7,7 +7,8 @@ import itertools
 import pytest
 
 import fpdeep
-from fpdeep.design.lower import design, design_json
+from fpdeep.design.lower import lower
+from fpdeep.design.units import LinkModel
 from fpdeep.errors import FpdeepError
 from fpdeep.planning import perf
 from fpdeep.resources import PACKAGE_DIR
@@ -35,12 +36,12 @@ def _fc_net(tmp_path):
 def test_single_fc_step_matches_a_hand_count(tmp_path):
     network = _fc_net(tmp_path)
     plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=1), batch=2)
-    d = design_json(design(network, plan))
-    (fc,) = d["boards"][0]["slices"]
-    tm, tn = fc["engines"]["fp"]["tm"], fc["engines"]["fp"]["tn"]
+    d = lower(network, plan)
+    (fc,) = d.boards[0].slices
+    tm, tn = fc.engines["fp"].params.tm, fc.engines["fp"].params.tn
     run = -(-3 // tm) * -(-4 // tn) + perf.ENGINE_LATENCY + 1  # + the start pulse
-    wg_run = -(-3 // fc["engines"]["wg"]["tm"]) * -(-4 // fc["engines"]["wg"]["tn"]) \
-        + perf.ENGINE_LATENCY + 1
+    wg_tm, wg_tn = fc.engines["wg"].params.tm, fc.engines["wg"].params.tn
+    wg_run = -(-3 // wg_tm) * -(-4 // wg_tn) + perf.ENGINE_LATENCY + 1
     fp = (4 + 1) + run + (3 + 1)         # FP engine: x in, run, y out
     loss = 3 * (48 + 4) + 1              # loss unit on 3 logits: 48-bit division per class
     wg = (4 + 1) + wg_run                # WG: x and dy in (4 beats), run, results held
@@ -50,7 +51,7 @@ def test_single_fc_step_matches_a_hand_count(tmp_path):
     # Image 1's FP runs during image 0's loss; the loss unit is the bottleneck: image 1's loss
     # starts when image 0's ends. Flatten costs nothing (the stream already is the vector).
     expected = load + fp + 2 * loss + wg + flush + sgd
-    tasks = schedule(d, network, batch=2)
+    tasks = schedule(d, network, batch=2).tasks
     assert step_cycles(tasks, links=[]) == expected
     figures = pipeline_figures(d, network)
     assert figures.ii_cycles == loss and "loss" in figures.bottleneck
@@ -63,9 +64,9 @@ def test_single_fc_step_matches_a_hand_count(tmp_path):
 def test_timeline_keeps_dependencies_and_one_task_per_resource():
     network = fpdeep.load_onnx(PACKAGE_DIR / "examples" / "digits_cnn.onnx")
     plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=3), batch=4)
-    d = design_json(design(network, plan))
-    tasks = schedule(d, network, batch=4)
-    durations = [task_cycles(t, links=d["links"]) for t in tasks]
+    d = lower(network, plan)
+    tasks = schedule(d, network, batch=4).tasks
+    durations = [task_cycles(t, links=d.links) for t in tasks]
     span = timeline(tasks, durations)
     for k, task in enumerate(tasks):
         assert span[k][1] - span[k][0] == durations[k]
@@ -86,7 +87,7 @@ def test_timeline_keeps_dependencies_and_one_task_per_resource():
 
 
 def test_links_go_hop_by_hop_at_their_word_rate():
-    links = [{"latency": 100, "num": 1, "den": 1}, {"latency": 50, "num": 2, "den": 5}]
+    links = [LinkModel(0, latency=100, num=1, den=1), LinkModel(1, latency=50, num=2, den=5)]
     t = Task("link", 0, "link", bytes=1000, dst=2)  # 500 words over both links
     assert task_cycles(t, links=links) == (500 + 100 + LINK_OVERHEAD) + \
         (500 * 5 // 2 + 50 + LINK_OVERHEAD)
@@ -109,7 +110,7 @@ def test_link_rate_is_capped_at_a_word_per_cycle():
 def test_split_layer_gets_a_reduction_and_slices_run_together():
     network = fpdeep.load_onnx(PACKAGE_DIR / "examples" / "digits_cnn.onnx")
     plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=3), batch=2)
-    tasks = schedule(design_json(design(network, plan)), network, batch=2)
+    tasks = schedule(lower(network, plan), network, batch=2).tasks
     for image in (0, 1):
         fp = [k for k, t in enumerate(tasks)
               if t.what == "fp" and t.layer == "conv2" and t.image == image]
@@ -124,7 +125,7 @@ def test_schedule_rejects_bad_batch(tmp_path):
     network = _fc_net(tmp_path)
     plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=1), batch=2)
     with pytest.raises(FpdeepError, match="batch must be a positive integer"):
-        schedule(design_json(design(network, plan)), network, batch=0)
+        schedule(lower(network, plan), network, batch=0)
 
 
 def test_mse_loss_unit_constants_and_cost(tmp_path):
@@ -133,14 +134,14 @@ def test_mse_loss_unit_constants_and_cost(tmp_path):
 
     network = _fc_net(tmp_path)
     plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=1), batch=2)
-    built = design(network, plan, loss="mse")
+    built = lower(network, plan, loss="mse")
     (unit,) = [u for b in built.boards for u in b.units if u.kind == "loss"]
     m, r = scale_constant(2 / 3)  # 2/N for 3 classes (numerics: the MSE error)
     fz = Numerics().fmt("act", "gemm3").frac
     fe = Numerics().fmt("err", "gemm3").frac
     assert unit.forward["cfg_kind"] == 1 and unit.forward["cfg_mse_m"] == m
     assert unit.forward["cfg_mse_shift"] == (fz + r - fe) % (1 << SHIFT_BITS)
-    tasks = schedule(design_json(built), network, batch=1)
+    tasks = schedule(built, network, batch=1).tasks
     (loss,) = [t for t in tasks if t.rtl == "loss"]
     # the logits in, then one error per cycle
     assert loss.what == "mse" and task_cycles(loss, links=[]) == 2 * 3 + 1

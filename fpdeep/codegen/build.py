@@ -12,14 +12,10 @@ from typing import Any
 
 from fpdeep.codegen.board import board_values, cluster_values
 from fpdeep.codegen.render import render
-from fpdeep.design.lower import design, design_json
+from fpdeep.design.lower import BuildInfo, Design, design_document
 from fpdeep.files import staged_output
-from fpdeep.ir import Network
-from fpdeep.numerics import Numerics
 from fpdeep.planning.planner import Plan
-from fpdeep.report.plan import plan_json
 from fpdeep.resources import data_dir
-from fpdeep.schedule.tasks import pipeline_figures
 from fpdeep.tables import markdown_text
 
 #: The engine library modules every board needs, in compile order.
@@ -38,30 +34,26 @@ BUILD_ENTRIES = ("plan.json", "design.json", "rtl", "sim", "README.md")
 MODEL_FILE = "model.onnx"
 
 
-def build(network: Network, plan: Plan, out: str | Path, *, model_files: dict[str, bytes],
-          input_shape: tuple[int, ...] | None = None, force: bool = False,
-          numerics: Numerics | None = None, loss: str = "softmax_ce",
-          keep: tuple[str | Path, ...] = ()) -> Path:
-    """Write the build folder ``out`` for ``network`` placed by ``plan``; returns its path.
+def emit(d: Design, plan: Plan, out: str | Path, *, plan_report: dict[str, Any],
+         model_files: dict[str, bytes], input_shape: tuple[int, ...] | None = None,
+         force: bool = False, keep: tuple[str | Path, ...] = ()) -> Path:
+    """Write the build folder ``out`` for design ``d`` lowered from ``plan``; returns its path.
 
-    ``model_files`` is the ONNX model (``model.onnx``, and its external data file if any),
-    copied so the folder can be simulated on its own; ``loss`` is the training loss at the
-    logits ("softmax_ce" or "mse"); ``keep`` are inputs that must not lie inside ``out``.
+    ``plan_report`` is ``plan.json`` (the `fpdeep plan --json` figures); ``model_files`` is the
+    ONNX model (``model.onnx``, and its external data file if any), copied so the folder can be
+    simulated on its own; ``keep`` are inputs that must not lie inside ``out``.
     """
     if MODEL_FILE not in model_files:
         raise ValueError(f"model_files must hold {MODEL_FILE!r}")
-    d = design(network, plan, numerics=numerics, loss=loss)
     hw = data_dir("hw")
     sources = {name: (hw / f"{name}.sv").read_bytes() for name in HW_MODULES}
     with staged_output(out, force=force, ours=(*BUILD_ENTRIES, *model_files),
                        keep=keep) as stage:
         for name, data in model_files.items():
             stage.write_bytes(name, data)
-        stage.write("plan.json", _json(plan_json(plan, pipeline_figures(design_json(d), network))))
-        info = {"model_file": MODEL_FILE,
-                "input_shape": list(input_shape) if input_shape else None,
-                "loss": loss}
-        stage.write("design.json", _json({**design_json(d), "build": info}))
+        stage.write("plan.json", _json(plan_report))
+        info = BuildInfo(MODEL_FILE, tuple(input_shape) if input_shape else None)
+        stage.write("design.json", _json(design_document(d, plan, info)))
         sources["fpdeep_link_model"] = (hw / "fpdeep_link_model.sv").read_bytes()
         for name, data in sources.items():
             stage.write_bytes(f"rtl/hw/{name}.sv", data)

@@ -14,19 +14,22 @@ import math
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fpdeep.design.lower import BuildInfo, Design, read_design_document
 from fpdeep.errors import FpdeepError
 from fpdeep.files import check_writable_file, read_json, write_file
 from fpdeep.golden import train_step, weight_formats
 from fpdeep.golden.step import trainable_refs
 from fpdeep.ir import Network, Op
+from fpdeep.numerics import Numerics
+from fpdeep.planning.planner import Plan
 from fpdeep.progress import Bar, Progress
-from fpdeep.report.outcome import ideal_batch_cycles, load_plan
-from fpdeep.schedule.tasks import pipeline_figures, schedule, step_cycles
+from fpdeep.schedule.tasks import pipeline_figures, schedule
 
 if TYPE_CHECKING:
     from fpdeep.flow import RunConfig
@@ -46,33 +49,31 @@ TESTBENCH_PARTS = ("board controller (starts each task of the step's task graph 
                    "tensors, the activation stash included)")
 
 
-#: Top-level entries of design.json that a simulation reads.
-DESIGN_KEYS = ("model", "data_width", "clock_mhz", "boards", "homes", "links", "build")
+@dataclass(frozen=True)
+class Build:
+    """A build folder as the simulation reads it."""
+
+    root: Path
+    design: Design
+    plan: Plan
+    info: BuildInfo
+    network: Network
 
 
-def load_build(folder: str | Path) -> tuple[dict[str, Any], Network, dict[str, Any]]:
-    """(design.json, the network, plan.json) of a build folder, or a clear error."""
+def load_build(folder: str | Path) -> Build:
+    """The design, plan, build information and network of a build folder, or a clear error."""
     root = Path(folder)
     if not (root / "design.json").is_file():
         raise FpdeepError(f"{str(root)!r} is not an fpdeep build folder (no design.json); "
                           "create one with `fpdeep build MODEL ... -o DIR`")
     from fpdeep.frontend import load_onnx
 
-    remake = f"rebuild the folder with `fpdeep build MODEL ... -o {root} --force`"
-    design = read_json(root / "design.json", remake)
-    missing = [k for k in DESIGN_KEYS if not isinstance(design, dict) or k not in design]
-    if missing:
-        raise FpdeepError(f"{str(root / 'design.json')!r} is not one fpdeep wrote (it lacks "
-                          f"{', '.join(missing)}); {remake}")
-    plan = load_plan(root)
-    info = design["build"]
-    try:
-        shape = tuple(info["input_shape"]) if info["input_shape"] else None
-        model = root / info["model_file"]
-    except (KeyError, TypeError):
-        raise FpdeepError(f"{str(root / 'design.json')!r}: its build entry is damaged; "
-                          f"{remake}") from None
-    return design, load_onnx(model, input_shape=shape), plan
+    where = repr(str(root / "design.json"))
+    data = read_json(root / "design.json",
+                     f"rebuild the folder with `fpdeep build MODEL ... -o {root} --force`")
+    design, plan, info = read_design_document(data, where)
+    network = load_onnx(root / info.model_file, input_shape=info.input_shape)
+    return Build(root, design, plan, info, network)
 
 
 def make_batch(network: Network, *, batch: int, seed: int,
@@ -143,12 +144,13 @@ def _first_difference(got: np.ndarray, want: np.ndarray) -> str:
 
 def compare(network: Network, record: Mapping[str, np.ndarray], weights: dict[str, np.ndarray],
             x: np.ndarray, y: np.ndarray, *, steps: int, lr: float,
-            loss: str = "softmax_ce") -> tuple[list[str], list]:
+            loss: str = "softmax_ce", numerics: Numerics | None = None) -> tuple[list[str], list]:
     """Golden steps from ``weights``; every recorded tensor checked. (mismatches, losses)."""
     mismatches: list[str] = []
     losses = []
     for step in range(steps):
-        res = train_step(network, weights, x, y, lr=lr, loss=loss)
+        res = train_step(network, weights, x, y, lr=lr, loss=loss,
+                         numerics=numerics or Numerics())
         losses.append(res.loss)
         for layer in network.layers:
             if layer.op is Op.SOFTMAX:
@@ -201,7 +203,8 @@ def simulate(folder: str | Path, config: RunConfig, *,
 
     say = progress or Progress.quiet()
     root = Path(folder).resolve()
-    design, network, plan = load_build(root)
+    build = load_build(root)
+    design, network = build.design, build.network
     if config.dump_weights is not None:
         check_writable_file(config.dump_weights, "--dump-weights")
     x, y = make_batch(network, batch=config.random_batch, seed=config.seed, data=config.data)
@@ -251,8 +254,8 @@ def simulate(folder: str | Path, config: RunConfig, *,
         record = {k: f[k] for k in f.files}
     say.step("comparing with the golden model")
     mismatches, losses = compare(network, record, weights, x, y, steps=config.steps,
-                                 lr=config.lr, loss=design["build"]["loss"])
-    clock = design["clock_mhz"]
+                                 lr=config.lr, loss=design.loss, numerics=design.numerics)
+    clock = design.clock_mhz
     figures = pipeline_figures(design, network)  # the planner's figures, as in plan.json
     modelled = figures.batch_cycles(batch)
     cycles = [s["cycles"] for s in tb["steps"]]
@@ -270,9 +273,8 @@ def simulate(folder: str | Path, config: RunConfig, *,
         "clock_mhz": clock,
         "planner_ii_cycles": figures.ii_cycles,
         "planner_bottleneck": figures.bottleneck,
-        "timeline_cycles": step_cycles(schedule(design, network, batch=batch),
-                                       links=design["links"]),
-        "ideal_pipeline_cycles": ideal_batch_cycles(plan["totals"], batch),
+        "timeline_cycles": schedule(design, network, batch=batch).cycles(design.links),
+        "ideal_pipeline_cycles": build.plan.ideal_batch_cycles(batch),
         "engine_tasks": _engine_task_figures(tb["steps"][0]["tasks"]),
         "breakdown": _breakdown(tb["steps"][0]["tasks"]),
         "rtl": RTL_PARTS,
@@ -281,16 +283,17 @@ def simulate(folder: str | Path, config: RunConfig, *,
         "wall_s": round(time.monotonic() - started, 1),
     }
     if config.dump_weights is not None:
-        _dump_weights(config.dump_weights, network, record, step=config.steps - 1)
+        _dump_weights(config.dump_weights, network, record, step=config.steps - 1,
+                      numerics=design.numerics)
     write_file(root / "sim" / RESULT_FILE, json.dumps(result, indent=2) + "\n")
     return result
 
 
 def _dump_weights(path: str | Path, network: Network, record: Mapping[str, np.ndarray], *,
-                  step: int) -> None:
+                  step: int, numerics: Numerics) -> None:
     """The simulated weights after ``step`` as float32 arrays in the model's layouts."""
     out = {}
-    fmts = weight_formats(network)
+    fmts = weight_formats(network, numerics)
     for layer in network.compute_layers:
         for ref in trainable_refs(layer):
             q = record[f"{step}/{layer.name}/new_{ref.role}"]

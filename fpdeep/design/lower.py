@@ -1,11 +1,10 @@
 """From a plan to the hardware of every board: slices, engines and their fixed configuration.
 
-Pure functions: ``design(network, plan)`` decides, for each board of the plan, which
+Pure functions: ``lower(network, plan)`` decides, for each board of the plan, which
 `fpdeep_engine` instances it holds (an FP, a BP where the layer needs one, and a WG engine per
 slice, with the plan's Tm x Tn lanes), the bank depths of each, and every ``cfg_*`` constant
 (loop bounds, address jumps, walkers, requantisation shifts from ``docs/numerics.md``). The
-board templates only print these values; ``board_values``/``cluster_values`` shape them for
-Jinja.
+board templates only print these values (``fpdeep.codegen.board`` shapes them for Jinja).
 
 First-generation design (documented in the generated README): engine configurations are
 constants of the board, the weights stay in the FP/BP engines' banks for a whole mini-batch,
@@ -17,11 +16,10 @@ that the requantisation happens once, after the partial sums are added (§4 of t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from fpdeep.design.engine import (
-    ACC_BITS,
     EngineConfig,
     EngineParams,
     LoopShape,
@@ -46,12 +44,13 @@ from fpdeep.ir import Layer, Network, Op
 from fpdeep.numerics import Numerics
 from fpdeep.planning import perf
 from fpdeep.planning.planner import Plan
+from fpdeep.serial import FormatError, Serial
 
 MODES = ("fp", "bp", "wg")
 
 
 @dataclass(frozen=True)
-class EngineDesign:
+class EngineDesign(Serial):
     """One `fpdeep_engine` instance: a pass of one slice, its lanes, depths and constants."""
 
     ident: str  # port prefix on the board, e.g. conv2_c0_4_fp
@@ -68,7 +67,7 @@ class EngineDesign:
 
 
 @dataclass(frozen=True)
-class SliceDesign:
+class SliceDesign(Serial):
     layer: str
     lo: int
     hi: int
@@ -79,7 +78,7 @@ class SliceDesign:
 
 
 @dataclass(frozen=True)
-class BoardDesign:
+class BoardDesign(Serial):
     index: int
     module: str
     slices: tuple[SliceDesign, ...]
@@ -87,7 +86,10 @@ class BoardDesign:
 
 
 @dataclass(frozen=True)
-class Design:
+class Design(Serial):
+    """Every board's engines and units, the links between them, and the numerics they compute
+    with: what `fpdeep build` emits and what `fpdeep sim` checks (``design.json``)."""
+
     model: str
     boards: tuple[BoardDesign, ...]
     data_width: int
@@ -95,6 +97,12 @@ class Design:
     link_gbps: tuple[float, ...]
     homes: dict[str, int]  # tensor -> the board that holds all of it
     links: tuple[LinkModel, ...] = ()
+    numerics: Numerics = field(default_factory=Numerics)
+    loss: str = "softmax_ce"  # the loss unit's error: softmax cross-entropy or MSE
+
+    @property
+    def acc_width(self) -> int:
+        return self.numerics.acc_width
 
     def slices_of(self, layer: str) -> list[tuple[int, SliceDesign]]:
         """(board, slice) of every slice of ``layer`` in channel order."""
@@ -204,7 +212,7 @@ def check_buildable(network: Network, plan: Plan, *, numerics: Numerics | None =
         raise FpdeepError("this plan cannot be built: " + "; ".join(problems))
 
 
-def design(network: Network, plan: Plan, *, numerics: Numerics | None = None,
+def lower(network: Network, plan: Plan, *, numerics: Numerics | None = None,
            loss: str = "softmax_ce") -> Design:
     """The engines of every board of ``plan`` for ``network`` (the network the plan was made of),
     with the ``loss`` error unit ("softmax_ce" or "mse") where the logits are."""
@@ -304,30 +312,47 @@ def design(network: Network, plan: Plan, *, numerics: Numerics | None = None,
                              latency=perf.LINK_HOP_LATENCY,
                              payload_efficiency=perf.LINK_PAYLOAD_EFFICIENCY)
                   for i, g in enumerate(gbps))
-    return Design(plan.model, tuple(boards), width, plan.totals.clock_mhz, gbps, homes, links)
+    return Design(plan.model, tuple(boards), width, plan.totals.clock_mhz, gbps, homes, links,
+                  numerics, loss)
 
 
-def design_json(d: Design) -> dict[str, Any]:
-    """The design as plain data: what the simulation testbench reads from the build folder."""
-    return {
-        "model": d.model, "data_width": d.data_width, "acc_width": ACC_BITS,
-        "clock_mhz": d.clock_mhz, "link_gbps": list(d.link_gbps),
-        "boards": [{
-            "index": b.index, "module": b.module,
-            "slices": [{
-                "layer": s.layer, "lo": s.lo, "hi": s.hi, "ident": s.ident, "split": s.split,
-                "has_bias": s.has_bias,
-                "engines": {m: {"ident": e.ident, "tm": e.params.tm, "tn": e.params.tn,
-                                "cycles": e.cycles, "streams": e.streams,
-                                "out_beats": e.out_beats, "raw": e.config.raw,
-                                "shift": e.config.shift}
-                            for m, e in s.engines.items()},
-            } for s in b.slices],
-            "units": [{"kind": u.kind, "layer": u.layer, "ident": u.ident, "params": u.params,
-                       "info": u.info} for u in b.units],
-        } for b in d.boards],
-        "homes": d.homes,
-        "links": [{"west": lk.west, "latency": lk.latency, "num": lk.num, "den": lk.den}
-                  for lk in d.links],
-    }
+# ----- design.json -------------------------------------------------------------------------------
+#: design.json's format: 2 adds the version, the numerics and every engine's full configuration.
+DESIGN_FORMAT = "fpdeep design"
+DESIGN_VERSION = 2
 
+
+@dataclass(frozen=True)
+class BuildInfo(Serial):
+    """How a build folder was made: its model file and the input shape given with it."""
+
+    model_file: str = "model.onnx"
+    input_shape: tuple[int, ...] | None = None
+
+
+def design_document(d: Design, plan: Plan, build: BuildInfo) -> dict[str, Any]:
+    """The contents of ``design.json``: the design, versioned, with the plan it was lowered
+    from and its build information."""
+    return {"format": DESIGN_FORMAT, "version": DESIGN_VERSION, **d.to_json(),
+            "plan": plan.to_json(), "build": build.to_json()}
+
+
+def read_design_document(data: Any, where: str) -> tuple[Design, Plan, BuildInfo]:
+    """The design, plan and build information in ``design.json`` data; FpdeepError naming
+    ``where`` when it is another version or damaged."""
+    remake = "rebuild the folder with `fpdeep build MODEL ... -o DIR --force`"
+    if not isinstance(data, dict) or data.get("format") != DESIGN_FORMAT:
+        version = data.get("version", "1") if isinstance(data, dict) else "?"
+        raise FpdeepError(f"{where} is not a version {DESIGN_VERSION} fpdeep design (it was "
+                          f"written by an older fpdeep, version {version}, or is damaged); "
+                          f"{remake}")
+    if data.get("version") != DESIGN_VERSION:
+        raise FpdeepError(f"{where} is a version {data.get('version')!r} fpdeep design; this "
+                          f"fpdeep reads version {DESIGN_VERSION}: {remake}")
+    try:
+        body = {k: v for k, v in data.items()
+                if k not in ("format", "version", "plan", "build")}
+        return (Design.from_json(body), Plan.from_json(data.get("plan")),
+                BuildInfo.from_json(data.get("build")))
+    except (FormatError, FpdeepError, TypeError) as exc:
+        raise FpdeepError(f"{where} is damaged ({exc}); {remake}") from None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -41,7 +42,7 @@ class Board:
     uram_block_bits: int
     lut: int
     ff: int
-    dsp_per_mac: MappingProxyType  # precision bits -> DSP slices per MAC lane
+    dsp_per_mac: Mapping[int, float]  # precision bits -> DSP slices per MAC lane
     cages: str
     lanes: int
     lanes_per_neighbour: int
@@ -52,7 +53,7 @@ class Board:
     clock_mhz: float
     watts: float
     watts_is_estimate: bool
-    sources: MappingProxyType  # section -> public document
+    sources: Mapping[str, str]  # section -> public document
 
     @property
     def bram_bits(self) -> int:

@@ -141,6 +141,13 @@ def batch_cycles(*, batch: int, ii_cycles: int, latency_cycles: int, update_cycl
     return (batch - 1) * ii_cycles + latency_cycles + update_cycles
 
 
+def ideal_batch_cycles(*, batch: int, ii_cycles: int, latency_cycles: int) -> int:
+    """The ideal pipeline's step (streams overlapped with compute, element-wise work free):
+    (B - 1) * II + latency, what the hardware could reach."""
+    return batch_cycles(batch=batch, ii_cycles=ii_cycles, latency_cycles=latency_cycles,
+                        update_cycles=0)
+
+
 def images_per_second_batch(*, batch: int, batch_cycles: int, clock_mhz: float) -> float:
     """Throughput including the drain and weight update at every mini-batch boundary."""
     _positive_int("batch", batch)

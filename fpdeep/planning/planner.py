@@ -25,6 +25,7 @@ from fpdeep.planning.partition import (
     partition_fpdeep,
     partition_optimal,
 )
+from fpdeep.serial import Serial
 
 PASSES = ("fp", "bp", "wg")
 DEFAULT_BATCH = 32
@@ -82,7 +83,7 @@ class Totals:
 
 
 @dataclass(frozen=True)
-class Plan:
+class Plan(Serial):
     model: str
     cluster: Cluster
     strategy: str
@@ -90,6 +91,11 @@ class Plan:
     links: tuple[LinkPlan, ...]
     totals: Totals
     cuts: tuple[int, ...]
+
+    def ideal_batch_cycles(self, batch: int) -> int:
+        """The ideal pipeline's step of ``batch`` images (streams overlapped with compute)."""
+        return perf.ideal_batch_cycles(batch=batch, ii_cycles=self.totals.ii_cycles,
+                                       latency_cycles=self.totals.latency_cycles)
 
     def gbps_needed(self, link: LinkPlan) -> float:
         """Line rate the link needs at the plan's steady-state throughput."""

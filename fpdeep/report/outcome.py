@@ -47,10 +47,9 @@ RESULT_KEYS = frozenset({"match", "mismatches", "steps", "batch", "cycles", "mod
 
 
 def ideal_batch_cycles(totals: Mapping[str, Any], batch: int) -> int:
-    """The planner's figure for an ideal pipeline (streams overlapped with compute, element-wise
-    work free), (B-1)*II + latency from plan.json's totals: what the hardware could reach."""
-    return perf.batch_cycles(batch=batch, ii_cycles=totals["ii_cycles"],
-                             latency_cycles=totals["latency_cycles"], update_cycles=0)
+    """The ideal pipeline's step from plan.json's totals."""
+    return perf.ideal_batch_cycles(batch=batch, ii_cycles=totals["ii_cycles"],
+                                   latency_cycles=totals["latency_cycles"])
 
 
 def _per_s(batch: int, cycles: int, totals: Mapping[str, Any]) -> float:

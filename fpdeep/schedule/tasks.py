@@ -29,12 +29,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from fpdeep.design import lower
-from fpdeep.design.units import LOSS_DIVIDER_BITS
+from fpdeep.design.lower import Design, SliceDesign, lower
+from fpdeep.design.units import LOSS_DIVIDER_BITS, LinkModel, UnitDesign
 from fpdeep.errors import FpdeepError, require_positive_int
 from fpdeep.golden.step import needs_error
 from fpdeep.ir import Network, Op
 from fpdeep.planning import perf
+from fpdeep.serial import Serial
 
 # Protocol overheads of one engine task, in cycles (see sim/tb_cluster.py): a load needs one
 # cycle after its last beat to drop valid; a run is timed from the start pulse's edge to the
@@ -64,7 +65,7 @@ RAW_BYTES = 6
 
 
 @dataclass(frozen=True)
-class Task:
+class Task(Serial):
     """One unit of work on one board. ``kind`` is one of KINDS."""
 
     kind: str
@@ -109,10 +110,10 @@ def parse_item(text: str) -> tuple[str, str, tuple[int, int] | None]:
     return (kind, match[1], (int(match[2]), int(match[3]))) if match else (kind, name, None)
 
 
-def hop_cycles(words: int, link: Mapping[str, int]) -> int:
-    """Cycles to move ``words`` over one link of the design (``design.json`` "links"): at
+def hop_cycles(words: int, link: LinkModel) -> int:
+    """Cycles to move ``words`` over one link of the design: at
     ``num`` words per ``den`` cycles, after its latency, plus the framing's handshakes."""
-    return -(-words * link["den"] // link["num"]) + link["latency"] + LINK_OVERHEAD
+    return -(-words * link.den // link.num) + link.latency + LINK_OVERHEAD
 
 
 def link_hops(task: Task) -> list[tuple[int, int]]:
@@ -121,8 +122,8 @@ def link_hops(task: Task) -> list[tuple[int, int]]:
     return [(b, b + step) for b in range(task.board, task.dst, step)]
 
 
-def task_cycles(task: Task, *, links: Sequence[Mapping[str, int]]) -> int:
-    """Modelled cycles of one task; ``links`` as in ``design.json``."""
+def task_cycles(task: Task, *, links: Sequence[LinkModel]) -> int:
+    """Modelled cycles of one task; ``links`` are the design's."""
     if task.kind in ("engine", "flush") or task.rtl == "pool":
         beats = max(task.loads.values(), default=0)
         cycles = beats + LOAD_OVERHEAD if beats else 0
@@ -186,7 +187,7 @@ def timeline(tasks: Sequence[Task], durations: Sequence[int]) -> list[tuple[int,
     return span
 
 
-def step_cycles(tasks: Sequence[Task], *, links: Sequence[Mapping[str, int]]) -> int:
+def step_cycles(tasks: Sequence[Task], *, links: Sequence[LinkModel]) -> int:
     """Modelled cycles of one training step: the end of the last task of ``timeline``."""
     span = timeline(tasks, [task_cycles(t, links=links) for t in tasks])
     return max((end for _, end in span), default=0)
@@ -212,38 +213,49 @@ def stream_aliases(network: Network) -> dict[str, str]:
     return alias
 
 
-def schedule(design: Mapping[str, Any], network: Network, *, batch: int) -> list[Task]:
-    """The tasks of one training step of ``batch`` images on the boards of ``design`` (the
-    ``design.json`` of a build), in priority order: every task's dependencies come before it,
-    and an older image's task before a younger one's."""
+@dataclass(frozen=True)
+class Schedule(Serial):
+    """The tasks of one training step of ``batch`` images, in priority order."""
+
+    batch: int
+    tasks: tuple[Task, ...]
+
+    def cycles(self, links: Sequence[LinkModel]) -> int:
+        """Modelled cycles of the step (the end of its last task)."""
+        return step_cycles(self.tasks, links=links)
+
+
+def schedule(design: Design, network: Network, *, batch: int) -> Schedule:
+    """The tasks of one training step of ``batch`` images on the boards of ``design``, in
+    priority order: every task's dependencies come before it, and an older image's task before
+    a younger one's."""
     require_positive_int("batch", batch)
-    return _StepGraph(design, network).build(batch)
+    return Schedule(batch, tuple(_StepGraph(design, network).build(batch)))
 
 
 class _StepGraph:
     """Builds the task graph of a step: per image the forward pass layer by layer, the loss,
     the backward pass in reverse; tensors travel between boards hop by hop."""
 
-    def __init__(self, design: Mapping[str, Any], network: Network) -> None:
+    def __init__(self, design: Design, network: Network) -> None:
         self.network = network
         self.needs_error = needs_error(network)
         self.slices: dict[str, list[tuple[int, dict]]] = {}
-        for b in design["boards"]:
-            for s in b["slices"]:
-                self.slices.setdefault(s["layer"], []).append((b["index"], s))
+        for b in design.boards:
+            for s in b.slices:
+                self.slices.setdefault(s.layer, []).append((b.index, s))
         for entries in self.slices.values():
-            entries.sort(key=lambda bs: bs[1]["lo"])
-        self.homes = dict(design["homes"])
+            entries.sort(key=lambda bs: bs[1].lo)
+        self.homes = dict(design.homes)
         self.alias = stream_aliases(network)
-        units = [(b["index"], u) for b in design["boards"] for u in b["units"]]
-        self.units = {u["layer"]: u for _, u in units
-                      if u["kind"] not in ("sgd", "fanin", "psum", "loss")}
-        self.fan_ins = {self.canon(u["layer"]): u for _, u in units if u["kind"] == "fanin"}
-        self.psums = {u["layer"]: u["ident"] for _, u in units if u["kind"] == "psum"}
-        self.board_units = {(b, u["kind"]): u["ident"] for b, u in units
-                            if u["kind"] in ("sgd", "loss")}
-        self.loss = next((u["info"].get("loss", "softmax_ce") for _, u in units
-                          if u["kind"] == "loss"), "softmax_ce")
+        units = [(b.index, u) for b in design.boards for u in b.units]
+        self.units = {u.layer: u for _, u in units
+                      if u.kind not in ("sgd", "fanin", "psum", "loss")}
+        self.fan_ins = {self.canon(u.layer): u for _, u in units if u.kind == "fanin"}
+        self.psums = {u.layer: u.ident for _, u in units if u.kind == "psum"}
+        self.board_units = {(b, u.kind): u.ident for b, u in units
+                            if u.kind in ("sgd", "loss")}
+        self.loss = design.loss
         self.layers = [layer for layer in network.layers if layer.op is not Op.SOFTMAX]
         self.tasks: list[Task] = []
         self.loaded: dict[str, int] = {}  # engine ident -> its weight load
@@ -265,13 +277,13 @@ class _StepGraph:
         self.tasks.append(replace(task, deps=tuple(sorted(set(deps)))))
         return len(self.tasks) - 1
 
-    def engine(self, board: int, s: Mapping[str, Any], mode: str, deps: Sequence[int], *,
+    def engine(self, board: int, s: SliceDesign, mode: str, deps: Sequence[int], *,
                drain: bool = True) -> int:
-        e = s["engines"][mode]
-        loads = {k: v for k, v in e["streams"].items() if v and k not in ("w", "b")}
-        return self.add(Task("engine", board, mode, s["layer"], e["ident"], self.image, loads,
-                             e["cycles"] + perf.ENGINE_LATENCY, e["out_beats"] if drain else 0,
-                             resource=f"{board}:{e['ident']}"), deps)
+        e = s.engines[mode]
+        loads = {k: v for k, v in e.streams.items() if v and k not in ("w", "b")}
+        return self.add(Task("engine", board, mode, s.layer, e.ident, self.image, loads,
+                             e.cycles + perf.ENGINE_LATENCY, e.out_beats if drain else 0,
+                             resource=f"{board}:{e.ident}"), deps)
 
     def send(self, src: int, dst: int, deps: list[int], payload: str, nbytes: int,
              have: dict[int, list[int]] | None = None) -> list[int]:
@@ -306,8 +318,8 @@ class _StepGraph:
             if tensor in self.fan_ins and len(parts) > 1:
                 unit = self.fan_ins[tensor]
                 parts = [self.add(Task("unit", home, "fanin", tensor, image=self.image,
-                                       elements=unit["info"]["elements"], rtl="add",
-                                       resource=f"{home}:{unit['ident']}"), parts)]
+                                       elements=unit.info["elements"], rtl="add",
+                                       resource=f"{home}:{unit.ident}"), parts)]
             self.errors[tensor] = {home: parts}
         return self.errors[tensor][self.homes[tensor]]
 
@@ -324,12 +336,12 @@ class _StepGraph:
         for entries in self.slices.values():
             for board, s in entries:
                 for m in ("fp", "bp"):
-                    if m in s["engines"]:
-                        e = s["engines"][m]
-                        self.loaded[e["ident"]] = self.add(Task(
-                            "engine", board, "load", s["layer"], e["ident"], -1,
-                            {k: v for k, v in e["streams"].items() if k in ("w", "b") and v},
-                            resource=f"{board}:{e['ident']}"), ())
+                    if m in s.engines:
+                        e = s.engines[m]
+                        self.loaded[e.ident] = self.add(Task(
+                            "engine", board, "load", s.layer, e.ident, -1,
+                            {k: v for k, v in e.streams.items() if k in ("w", "b") and v},
+                            resource=f"{board}:{e.ident}"), ())
         for image in range(batch):
             self.image = image
             self.acts = {self.network.input_name: {self.homes[self.network.input_name]: []}}
@@ -341,13 +353,13 @@ class _StepGraph:
         per_board: dict[int, list[int]] = {}
         for entries in self.slices.values():
             for board, s in entries:
-                e = s["engines"]["wg"]
+                e = s.engines["wg"]
                 flushes.setdefault(board, []).append(self.add(Task(
-                    "flush", board, "flush", s["layer"], e["ident"], drain=e["out_beats"],
-                    resource=f"{board}:{e['ident']}"), self.wg[e["ident"]]))
+                    "flush", board, "flush", s.layer, e.ident, drain=e.out_beats,
+                    resource=f"{board}:{e.ident}"), self.wg[e.ident]))
                 count = per_board.setdefault(board, [0, 0])
-                count[0] += e["out_beats"]
-                count[1] += 2 if s["has_bias"] else 1
+                count[0] += e.out_beats
+                count[1] += 2 if s.has_bias else 1
         for board, (n, t) in sorted(per_board.items()):
             self.add(Task("unit", board, "sgd", elements=n, rtl="sgd", tensors=t,
                           resource=f"{board}:{self.board_units[(board, 'sgd')]}"),
@@ -363,10 +375,10 @@ class _StepGraph:
                 outs = []
                 for board, s in self.slices[layer.name]:
                     deps = [*self.act_at(self.canon(layer.inputs[0]), board),
-                            self.loaded[s["engines"]["fp"]["ident"]]]
+                            self.loaded[s.engines["fp"].ident]]
                     fp = self.engine(board, s, "fp", deps)
                     outs += self.send(board, home, [fp],
-                                      item("act", layer.output, s["lo"], s["hi"]),
+                                      item("act", layer.output, s.lo, s.hi),
                                       _slice_elems(layer, s) * ELEM_BYTES)
                 self.acts[layer.output] = {home: outs}
             else:
@@ -406,12 +418,12 @@ class _StepGraph:
         at_home = self.error_at_home(layer.output)
         bps = []
         for board, s in self.slices[layer.name]:
-            e_at = self.send(home, board, at_home, item("err", layer.output, s["lo"], s["hi"]),
+            e_at = self.send(home, board, at_home, item("err", layer.output, s.lo, s.hi),
                              _slice_elems(layer, s) * ELEM_BYTES)
-            self.wg.setdefault(s["engines"]["wg"]["ident"], []).append(
+            self.wg.setdefault(s.engines["wg"].ident, []).append(
                 self.engine(board, s, "wg", e_at, drain=False))
-            if "bp" in s["engines"]:
-                deps = [*e_at, self.loaded[s["engines"]["bp"]["ident"]]]
+            if "bp" in s.engines:
+                deps = [*e_at, self.loaded[s.engines["bp"].ident]]
                 bps.append((board, s, self.engine(board, s, "bp", deps)))
         if not bps:
             return
@@ -422,36 +434,36 @@ class _StepGraph:
             return
         dst = self.homes[src]
         parts = [d for board, s, bp in bps for d in self.send(
-            board, dst, [bp], item("psum", layer.name, s["lo"], s["hi"]), n_in * RAW_BYTES)]
+            board, dst, [bp], item("psum", layer.name, s.lo, s.hi), n_in * RAW_BYTES)]
         total = Task("unit", dst, "sum", layer.name, image=self.image, elements=n_in,
                      rtl="psum", tensors=len(bps) - 1, resource=f"{dst}:{self.psums[layer.name]}")
         self.contributions.setdefault(src, []).append(self.add(total, parts))
 
 
-def _unit_task(unit: Mapping[str, Any] | None, board: int, what: str, layer: str, image: int,
+def _unit_task(unit: UnitDesign | None, board: int, what: str, layer: str, image: int,
                elements: int) -> Task:
     """A layer's unit task: its RTL unit's timing when it has one, else a streaming stand-in."""
     if unit is None:
         return Task("unit", board, what, layer, image=image, elements=elements,
                     resource=f"{board}:controller {what} {layer}")
-    if unit["kind"] in ("relu", "add"):
-        rtl = "fanout" if unit["kind"] == "add" and what == "bp" else unit["kind"]
+    if unit.kind in ("relu", "add"):
+        rtl = "fanout" if unit.kind == "add" and what == "bp" else unit.kind
         # one ReLU unit serves both directions; Add has a forward and a fan-out unit
-        resource = f"{board}:{unit['ident']}" + ("_bp" if rtl == "fanout" else "")
-        return Task("unit", board, what, layer, image=image, elements=unit["info"]["elements"],
+        resource = f"{board}:{unit.ident}" + ("_bp" if rtl == "fanout" else "")
+        return Task("unit", board, what, layer, image=image, elements=unit.info["elements"],
                     rtl=rtl, resource=resource)
-    info = unit["info"]
+    info = unit.info
     n_in, n_out = (info["in"], info["out"]) if what == "fp" else (info["out"], info["in"])
     table = len(info["table_fwd" if what == "fp" else "table_bwd"])
     return Task("unit", board, what, layer, image=image, loads={"x": max(n_in, table)},
                 run=info["cycles"], drain=n_out, rtl="pool",
-                resource=f"{board}:{unit['ident']}_{what}")
+                resource=f"{board}:{unit.ident}_{what}")
 
 
-def _slice_elems(layer: Any, s: Mapping[str, Any]) -> int:
+def _slice_elems(layer: Any, s: SliceDesign) -> int:
     """Output elements per image of one slice of a compute layer."""
     per_channel = _elements(layer.out_shape) // layer.out_shape[0]
-    return (s["hi"] - s["lo"]) * per_channel
+    return (s.hi - s.lo) * per_channel
 
 
 @dataclass(frozen=True)
@@ -472,10 +484,10 @@ class PipelineFigures:
                 "first_image_cycles": self.first_image_cycles}
 
 
-def pipeline_figures(design: Mapping[str, Any], network: Network) -> PipelineFigures:
+def pipeline_figures(design: Design, network: Network) -> PipelineFigures:
     """II and one-image step of the generated design, from the task graph of one image."""
-    tasks = schedule(design, network, batch=1)
-    durations = [task_cycles(t, links=design["links"]) for t in tasks]
+    tasks = schedule(design, network, batch=1).tasks
+    durations = [task_cycles(t, links=design.links) for t in tasks]
     busy: dict[str, int] = {}
     for task, cycles in zip(tasks, durations, strict=True):
         if task.image >= 0:
@@ -488,5 +500,4 @@ def pipeline_figures(design: Mapping[str, Any], network: Network) -> PipelineFig
 def generated_figures(network: Network, plan: Any) -> PipelineFigures:
     """The pipeline figures of the design ``fpdeep build`` generates for ``plan``; an
     FpdeepError says why a plan cannot be generated."""
-    built = lower.design(network, plan)
-    return pipeline_figures(lower.design_json(built), network)
+    return pipeline_figures(lower(network, plan), network)
