@@ -1,0 +1,84 @@
+"""Data flows one way through the stages: no module imports a later stage (DESIGN §10)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import fpdeep
+
+PACKAGE = Path(fpdeep.__file__).parent
+#: The stages in flow order; a module may import its own stage and earlier ones. Utilities
+#: (errors, serial, files, ...) come first: every stage may use them, they use no stage.
+STAGES = (
+    ("errors", "serial", "tables", "resources", "files", "progress"),
+    ("ir",),
+    ("numerics",),
+    ("golden",),
+    ("ops",),
+    ("frontend",),
+    ("analysis",),
+    ("planning",),
+    ("hwlib",),
+    ("design",),
+    ("schedule",),
+    ("codegen",),
+    ("cosim",),
+    ("report",),
+    ("flow",),
+    ("cli",),
+)
+RANK = {name: k for k, names in enumerate(STAGES) for name in names}
+#: Not stages: the public API re-exports, and the bundled example models.
+OUTSIDE = {"__init__", "examples"}
+
+
+def _stage(module: str) -> str:
+    """``fpdeep.planning.cluster`` -> ``planning``."""
+    return module.split(".")[1]
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every fpdeep import in ``path``, lazy ones included; imports under
+    ``if TYPE_CHECKING:`` are annotations only and create no dependency."""
+    tree = ast.parse(path.read_text())
+    typing_only = {id(node) for stmt in ast.walk(tree) if isinstance(stmt, ast.If)
+                   and isinstance(stmt.test, ast.Name) and stmt.test.id == "TYPE_CHECKING"
+                   for node in ast.walk(stmt)}
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "fpdeep":  # from fpdeep import planning (or __version__)
+                found += [(node.lineno, f"fpdeep.{a.name}") for a in node.names
+                          if a.name != "__version__"]
+            elif node.module.startswith("fpdeep."):
+                found.append((node.lineno, node.module))
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names if a.name.startswith("fpdeep.")]
+    return found
+
+
+def test_every_package_module_has_a_stage():
+    stages = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()
+              if (p.suffix == ".py" or (p / "__init__.py").is_file())}
+    assert stages - OUTSIDE <= RANK.keys(), f"no stage for {sorted(stages - OUTSIDE - RANK.keys())}"
+
+
+def test_no_module_imports_a_later_stage():
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        own = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+        if own in OUTSIDE:
+            continue
+        for line, module in _imports(path):
+            target = _stage(module)
+            if target in OUTSIDE or RANK[target] > RANK[own]:
+                wrong.append(f"{path.relative_to(PACKAGE)}:{line} ({own}) imports {module}")
+    assert not wrong, "imports against the flow:\n" + "\n".join(wrong)
+
+
+def test_the_ir_imports_nothing_of_fpdeep():
+    ir = [m for p in (PACKAGE / "ir").rglob("*.py") for _, m in _imports(p)]
+    assert ir == []
