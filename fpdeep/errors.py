@@ -23,6 +23,25 @@ def require_non_negative_int(name: str, value: object) -> int:
     return value
 
 
+def require_number_in(name: str, value: object, lo: float, hi: float, *,
+                      unit: str = "") -> float:
+    """``value`` as a float if it is a number in (``lo``, ``hi``] (not a bool, not NaN), else an
+    FpdeepError naming ``name`` and the range."""
+    bad = isinstance(value, bool) or not isinstance(value, (int, float))
+    if bad or not lo < value <= hi:
+        top = "" if hi == float("inf") else f" and at most {hi:g}"
+        raise FpdeepError(f"{name} must be a number above {lo:g}{top}{unit}, got {value!r}")
+    return float(value)
+
+
+def require_positive_number(name: str, value: object, *, unit: str = "") -> float:
+    """``value`` as a float if it is a positive finite number, else an FpdeepError."""
+    bad = isinstance(value, bool) or not isinstance(value, (int, float))
+    if bad or not 0 < value < float("inf"):
+        raise FpdeepError(f"{name} must be a positive number{unit}, got {value!r}")
+    return float(value)
+
+
 class ModelError(FpdeepError):
     """The ONNX model cannot be read or is not supported."""
 

@@ -12,7 +12,6 @@ one: the flow composes them.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
@@ -20,7 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from fpdeep.analysis import NetworkWorkload
 from fpdeep.analysis import analyze as analyze_network
-from fpdeep.errors import FpdeepError, require_non_negative_int, require_positive_int
+from fpdeep.errors import (
+    FpdeepError,
+    require_non_negative_int,
+    require_positive_int,
+    require_positive_number,
+)
 from fpdeep.frontend import load_onnx
 from fpdeep.golden.loss import LOSSES
 from fpdeep.ir import Network
@@ -106,9 +110,7 @@ class RunConfig:
         require_positive_int("--steps", self.steps)
         require_positive_int("--max-cycles", self.max_cycles)
         require_non_negative_int("--seed", self.seed)
-        bad = isinstance(self.lr, bool) or not isinstance(self.lr, (int, float))
-        if bad or not self.lr > 0 or math.isinf(self.lr):
-            raise FpdeepError(f"--lr must be a positive number, got {self.lr!r}")
+        require_positive_number("--lr", self.lr)
         if self.simulator not in SIMULATORS:
             raise FpdeepError(f"--simulator {self.simulator!r} is not known; "
                               f"valid: {', '.join(SIMULATORS)}")

@@ -11,6 +11,7 @@ from fpdeep.codegen.board import board_values, cluster_values
 from fpdeep.codegen.render import render
 from fpdeep.design.lower import lower
 from fpdeep.design.names import RESERVED
+from fpdeep.errors import FpdeepError
 from fpdeep.resources import PACKAGE_DIR
 
 DIGITS = PACKAGE_DIR / "examples" / "digits_cnn.onnx"
@@ -140,3 +141,11 @@ def test_residual_add_and_fan_in_units(tmp_path):
     for module in ("fpdeep_add #(", "fpdeep_fanout #(", "fpdeep_relu #(", "fpdeep_sgd #("):
         assert module in text
     assert text.count("fpdeep_add #(") == 2
+
+
+def test_numerics_the_engines_do_not_compute_are_refused(network):
+    from fpdeep.numerics import Numerics
+
+    with pytest.raises(FpdeepError, match="numerics with 40-bit accumulators: the generated "
+                                          "engines accumulate in 48 bits"):
+        lower(network, _plan(network, 1), numerics=Numerics(acc_width=40))

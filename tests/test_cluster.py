@@ -25,8 +25,7 @@ def test_mixed_cluster_uses_the_slower_side_of_each_link_and_the_slowest_clock()
 
 @pytest.mark.parametrize("count", [0, -3])
 def test_board_count_must_be_positive(count):
-    with pytest.raises(FpdeepError, match=rf"boards must be a positive integer \(1 or more\), "
-                                          rf"got {count}"):
+    with pytest.raises(FpdeepError, match=rf"boards must be a positive integer, got {count}"):
         make_cluster(board="vcu118", boards=count)
 
 
@@ -39,10 +38,10 @@ def test_link_rate_must_be_positive(rate):
 def test_other_options_are_validated():
     with pytest.raises(FpdeepError, match="precision must be one of 8, 16, 32 bits, got 12"):
         make_cluster(board="vcu118", boards=2, precision=12)
-    with pytest.raises(FpdeepError, match=r"utilisation cap must be in \(0, 1\], got 0"):
+    with pytest.raises(FpdeepError, match="utilisation cap must be a number above 0 and at most 1, got 0"):
         make_cluster(board="vcu118", boards=2, util_cap=0)
     for clock in (0, -5.0, float("nan"), float("inf"), 1e9):
-        with pytest.raises(FpdeepError, match=r"clock must be a number of MHz in \(0, 1000\]"):
+        with pytest.raises(FpdeepError, match="clock must be a number above 0 and at most 1000 MHz"):
             make_cluster(board="vcu118", boards=2, clock_mhz=clock)
     with pytest.raises(FpdeepError, match="more than the 1024 boards"):
         make_cluster(board="vcu118", boards=1025)

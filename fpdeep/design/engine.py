@@ -16,6 +16,8 @@ from types import MappingProxyType
 
 from fpdeep.errors import FpdeepError, require_non_negative_int, require_positive_int
 from fpdeep.ir import ConvAttrs, FCAttrs, Layer, Op
+from fpdeep.numerics import ACC_WIDTH
+from fpdeep.planning.allocate import EngineShape
 
 #: Mode names and their `cfg_mode` encodings.
 MODES: Mapping[str, int] = MappingProxyType({"fp": 0, "bp": 1, "wg": 2})
@@ -24,7 +26,7 @@ COUNT_BITS = 16
 AFFINE_BITS = 32
 #: Accumulator width (the DSP48 P register) and the requantisation shifts the RTL takes
 #: (negative: the output has more fractional bits than the accumulator; clamp, then shift left).
-ACC_BITS = 48
+ACC_BITS = ACC_WIDTH
 MIN_SHIFT, MAX_SHIFT = -32, 47
 #: Loop levels, outermost first, and the affine quantities in `cfg_init`/`cfg_jump` order.
 LEVELS = ("cob", "cib", "kh", "kw", "ho", "wo")
@@ -94,10 +96,14 @@ class LoopShape:
         """(ceil(co/tm), ceil(ci/tn)): channel blocks of the lane split."""
         return -(-self.co // tm), -(-self.ci // tn)
 
+    @property
+    def nest(self) -> EngineShape:
+        """The loop nest the planner costs (the same six loops, without the geometry)."""
+        return EngineShape(self.co, self.ci, self.kh, self.kw, self.ho, self.wo)
+
     def iterations(self, tm: int, tn: int) -> int:
         """Loop-nest iterations, one per cycle: the engine's cycles less its pipeline latency."""
-        cob, cib = self.blocks(tm, tn)
-        return cob * cib * self.kh * self.kw * self.ho * self.wo
+        return self.nest.cycles(tm, tn, latency=0)
 
 
 def _check_lanes(tm: object, tn: object) -> None:

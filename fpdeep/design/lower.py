@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fpdeep.design.engine import (
+    ACC_BITS,
     EngineConfig,
     EngineParams,
     LoopShape,
@@ -181,6 +182,9 @@ def check_buildable(network: Network, plan: Plan, *, numerics: Numerics | None =
     c = plan.cluster
     problems = []
     width = _check_width(numerics, network)
+    if numerics.acc_width != ACC_BITS:
+        problems.append(f"numerics with {numerics.acc_width}-bit accumulators: the generated "
+                        f"engines accumulate in {ACC_BITS} bits (the DSP48 P register)")
     if c.precision != width:
         problems.append(f"--precision {c.precision}: the generated boards compute with "
                         f"{width}-bit data; build with --precision {width}")

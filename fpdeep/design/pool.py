@@ -15,7 +15,7 @@ from types import MappingProxyType
 import numpy as np
 
 from fpdeep.design.engine import AFFINE_BITS, COUNT_BITS, _pack, jumps
-from fpdeep.errors import FpdeepError
+from fpdeep.errors import FpdeepError, require_positive_int
 from fpdeep.golden import pool as golden_pool
 from fpdeep.ir import PoolAttrs
 from fpdeep.numerics import reciprocal_table
@@ -50,8 +50,7 @@ class PoolShape:
                 f"pooling window {kh}x{kw} has {kh * kw} taps; the engine takes fewer than "
                 f"{1 << TAP_BITS}"
             )
-        if self.c < 1:
-            raise FpdeepError(f"PoolShape.c must be a positive integer, got {self.c!r}")
+        require_positive_int("PoolShape.c", self.c)
 
     @classmethod
     def of(cls, attrs: PoolAttrs, *, c: int, in_hw: tuple[int, int]) -> PoolShape:

@@ -36,6 +36,11 @@ class EngineShape:
     def macs(self) -> int:
         return self.co * self.ci * self.inner
 
+    def cycles(self, tm: int, tn: int, tp: int = 1, latency: int = perf.ENGINE_LATENCY) -> int:
+        """Cycles of this loop nest on tm x tn lanes (``fpdeep.planning.perf.engine_cycles``)."""
+        return perf.engine_cycles(co=self.co, ci=self.ci, kh=self.kh, kw=self.kw, ho=self.ho,
+                                  wo=self.wo, tm=tm, tn=tn, tp=tp, latency=latency)
+
 
 @dataclass(frozen=True)
 class EngineAlloc:
@@ -95,10 +100,7 @@ def cheapest(
     return EngineAlloc(
         tm=tm,
         tn=tn,
-        cycles=perf.engine_cycles(
-            co=shape.co, ci=shape.ci, kh=shape.kh, kw=shape.kw, ho=shape.ho, wo=shape.wo,
-            tm=tm, tn=tn, tp=tp,
-        ),
+        cycles=shape.cycles(tm, tn, tp),
         dsp=dsp,
         tp=tp,
     )

@@ -7,12 +7,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from fpdeep.errors import FpdeepError, require_positive_int
+from fpdeep.errors import (
+    FpdeepError,
+    require_number_in,
+    require_positive_int,
+    require_positive_number,
+)
+from fpdeep.numerics import ACC_WIDTH
 from fpdeep.planning.boards import PRECISIONS, Board, get_board, load_board_file
 
 # Weight-gradient accumulators are kept wide across the mini-batch, as the DSP P register is:
 # 48 bits for 16-bit data (DESIGN §7), and a proportionate width for 8 and 32 bits.
-ACCUMULATOR_BITS = {8: 32, 16: 48, 32: 64}
+ACCUMULATOR_BITS = {8: 32, 16: ACC_WIDTH, 32: 64}
 
 # Routing headroom: designs above ~85% DSP/RAM use rarely close timing (the figure vendor
 # guides give for congestion-free placement), so plans leave 15% of every resource free.
@@ -93,8 +99,7 @@ def make_cluster(
     if isinstance(board, (str, Board, Path)):
         if boards is None:
             raise FpdeepError("boards: give the number of boards in the chain")
-        if isinstance(boards, bool) or not isinstance(boards, int) or boards < 1:
-            raise FpdeepError(f"boards must be a positive integer (1 or more), got {boards!r}")
+        require_positive_int("boards", boards)
         if boards > MAX_BOARDS:
             raise FpdeepError(f"boards: {boards} is more than the {MAX_BOARDS} boards fpdeep "
                               "plans in one chain")
@@ -116,25 +121,17 @@ def make_cluster(
     if pipelining not in PIPELINING:
         raise FpdeepError(f"pipelining must be one of image, row; got {pipelining!r}")
     require_positive_int("pixel_lanes", pixel_lanes)
-    bad_cap = isinstance(util_cap, bool) or not isinstance(util_cap, (int, float))
-    if bad_cap or not 0 < util_cap <= 1:
-        raise FpdeepError(f"utilisation cap must be in (0, 1], got {util_cap!r}")
+    require_number_in("utilisation cap", util_cap, 0, 1)
     if link_gbps is not None:
-        bad = isinstance(link_gbps, bool) or not isinstance(link_gbps, (int, float))
-        if bad or not link_gbps > 0 or math.isinf(link_gbps):
-            raise FpdeepError(
-                f"link rate must be a positive number of Gb/s per direction, got {link_gbps!r}"
-            )
-        links = (float(link_gbps),) * (len(chain) - 1)
+        rate = require_positive_number("link rate", link_gbps, unit=" of Gb/s per direction")
+        links = (rate,) * (len(chain) - 1)
     else:
         pairs = zip(chain[:-1], chain[1:], strict=True)
         links = tuple(min(a.link_gbps, b.link_gbps) for a, b in pairs)
     if clock_mhz is None:
         clock_mhz = min(b.clock_mhz for b in chain)
-    bad = isinstance(clock_mhz, bool) or not isinstance(clock_mhz, (int, float))
-    if bad or not 0 < clock_mhz <= MAX_CLOCK_MHZ:
-        raise FpdeepError(f"clock must be a number of MHz in (0, {MAX_CLOCK_MHZ:g}], got "
-                          f"{clock_mhz!r}; FPGA fabric clocks stay below 1 GHz")
+    require_number_in("clock", clock_mhz, 0, MAX_CLOCK_MHZ,
+                      unit=" MHz (FPGA fabric clocks stay below 1 GHz)")
     return Cluster(
         boards=chain,
         link_gbps=links,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from fpdeep.errors import FpdeepError
+from fpdeep.errors import FpdeepError, require_positive_number
 from fpdeep.errors import require_non_negative_int as _non_negative_int
 from fpdeep.errors import require_positive_int as _positive_int
 
@@ -31,12 +31,7 @@ LINK_PAYLOAD_EFFICIENCY = 64 / 66
 LINK_HOP_LATENCY = 128
 
 
-def _positive_number(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise FpdeepError(f"{name} must be a positive number, got {value!r}")
-    if math.isinf(value):
-        raise FpdeepError(f"{name} must be finite, got {value!r}")
-    return float(value)
+_positive_number = require_positive_number
 
 
 def engine_cycles(

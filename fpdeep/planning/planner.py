@@ -9,7 +9,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from fpdeep.errors import FpdeepError
+from fpdeep.errors import FpdeepError, require_positive_int
 from fpdeep.ir import Network
 from fpdeep.planning import perf
 from fpdeep.planning.allocate import EngineAlloc, MemoryPlan, Storage, allocate_board, plan_memory
@@ -310,11 +310,7 @@ def _totals(model: ChainModel, cluster: Cluster, boards: list[BoardPlan],
 
 
 def _check_batch(batch: object) -> int:
-    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
-        raise FpdeepError(
-            f"batch must be a positive integer (images per mini-batch), got {batch!r}"
-        )
-    return batch
+    return require_positive_int("batch", batch)
 
 
 def plan(
