@@ -11,6 +11,7 @@ from onnx import TensorProto, helper
 
 import fpdeep
 from fpdeep.analysis import layer_macs
+from fpdeep.errors import FpdeepError
 from fpdeep.examples import build_vgg16
 from fpdeep.ir import Op
 
@@ -108,5 +109,5 @@ def test_element_ops_and_activations_of_a_small_net(tmp_path):
 
 
 def test_non_compute_layer_has_no_macs():
-    with pytest.raises(ValueError, match="not a compute layer"):
+    with pytest.raises(FpdeepError, match="not a compute layer"):
         layer_macs(fpdeep.load_onnx(light_model("light_squeezenet")).layers[1])

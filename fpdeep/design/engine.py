@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from fpdeep.errors import FpdeepError, require_non_negative_int, require_positive_int
-from fpdeep.ir import ConvAttrs, FCAttrs, Layer, Op
+from fpdeep.ir import ConvAttrs, Layer
 from fpdeep.numerics import ACC_WIDTH
+from fpdeep.ops import loop_nest
 from fpdeep.planning.allocate import EngineShape
 
 #: Mode names and their `cfg_mode` encodings.
@@ -83,14 +84,9 @@ class LoopShape:
     @classmethod
     def of_layer(cls, layer: Layer, *, co: int | None = None) -> LoopShape:
         """Shape of a Conv/FC IR layer; `co` narrows it to a slice of output channels."""
-        if layer.op is Op.CONV and isinstance(layer.attrs, ConvAttrs):
-            ci, h, w = layer.in_shape
-            c_out, ho, wo = layer.out_shape
-            return cls.conv(layer.attrs, ci=ci, co=co or c_out, in_hw=(h, w), out_hw=(ho, wo))
-        if layer.op is Op.FC and isinstance(layer.attrs, FCAttrs):
-            return cls.fc(in_features=layer.attrs.in_features,
-                          out_features=co or layer.attrs.out_features)
-        raise FpdeepError(f"layer {layer.name!r} ({layer.op}) is not a Conv or FC layer")
+        nest = loop_nest(layer)
+        (ci, h, w), (c_out, ho, wo) = nest.in_shape, nest.out_shape
+        return cls.conv(nest.attrs, ci=ci, co=co or c_out, in_hw=(h, w), out_hw=(ho, wo))
 
     def blocks(self, tm: int, tn: int) -> tuple[int, int]:
         """(ceil(co/tm), ceil(ci/tn)): channel blocks of the lane split."""

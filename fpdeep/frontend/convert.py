@@ -15,6 +15,7 @@ from onnx import numpy_helper
 from fpdeep.errors import ModelError
 from fpdeep.frontend.fold import FOLDERS, fold, node_attrs
 from fpdeep.ir import Layer, Network, NoAttrs, Op, Shape, Tensor, WeightRef
+from fpdeep.ops import output_shape
 
 # Input positions that hold parameters rather than data, per op: used to tell a weight given as a
 # graph input (IR 3 style, or an export without parameters) from the image input.
@@ -237,13 +238,18 @@ class GraphWalk:
         self,
         op: Op,
         inputs: Sequence[tuple[str, Shape]],
-        out_shape: Shape,
         attrs: object = None,
         weights: Sequence[WeightRef] = (),
         output: str | None = None,
         suffix: str = "",
+        view: Shape | None = None,
     ) -> None:
+        """A layer of kind ``op``; its output shape is the op's rule (``view``: the shape a
+        Reshape-like view gives its input)."""
         assert self.node is not None
+        attrs = NoAttrs() if attrs is None else attrs
+        out_shape = output_shape(op, attrs, [s for _, s in inputs],  # type: ignore[arg-type]
+                                 [ref.shape for ref in weights], view)
         if any(d <= 0 for d in out_shape):
             raise self.error(f"the output shape {out_shape} is empty; check kernel and strides.")
         base = (self.node.name or self.node.output[0]) + suffix
@@ -259,13 +265,13 @@ class GraphWalk:
                 inputs=tuple(t for t, _ in inputs),
                 output=out,
                 in_shapes=tuple(s for _, s in inputs),
-                out_shape=tuple(int(d) for d in out_shape),
-                attrs=NoAttrs() if attrs is None else attrs,  # type: ignore[arg-type]
+                out_shape=out_shape,
+                attrs=attrs,  # type: ignore[arg-type]
                 weights=tuple(weights),
                 source_op=self.node.op_type,
             )
         )
-        self.data[out] = tuple(int(d) for d in out_shape)
+        self.data[out] = out_shape
 
     def single_reader(self, tensor: str, op_type: str) -> onnx.NodeProto | None:
         """The one node reading ``tensor``, if there is exactly one and it is an ``op_type``."""
@@ -370,20 +376,6 @@ class GraphWalk:
             tensors=MappingProxyType(tensors),
             params=MappingProxyType(params),
         )
-
-
-def conv_output(size: int, kernel: int, stride: int, pad_begin: int, pad_end: int) -> int:
-    return (size + pad_begin + pad_end - kernel) // stride + 1
-
-
-def pool_output(size: int, kernel: int, stride: int, pads: tuple[int, int], ceil: bool) -> int:
-    span = size + pads[0] + pads[1] - kernel
-    if not ceil:
-        return span // stride + 1
-    out = -(-span // stride) + 1
-    if (out - 1) * stride >= size + pads[0]:  # the last window would start inside the padding
-        out -= 1
-    return out
 
 
 def resolve_pads(

@@ -9,11 +9,9 @@ import numpy as np
 from fpdeep.frontend.convert import (
     GraphWalk,
     check_dilation,
-    conv_output,
     math_prod,
     pair,
     per_sample_reshape,
-    pool_output,
     require_feature_map,
     resolve_pads,
     to_shape,
@@ -56,12 +54,10 @@ def conv(g: GraphWalk) -> None:
     weights = [weight]
     if g.has_input(2):
         weights.append(g.param(2, "bias", (co,)))
-    ho = conv_output(h, kernel[0], stride[0], pads[0], pads[2])
-    wo = conv_output(w, kernel[1], stride[1], pads[1], pads[3])
     attrs = ConvAttrs(
         kernel=kernel, stride=stride, pads=pads, groups=groups, has_bias=len(weights) == 2
     )
-    g.emit(Op.CONV, [(x, shape)], (co, ho, wo), attrs, weights)
+    g.emit(Op.CONV, [(x, shape)], attrs, weights)
 
 
 def gemm(g: GraphWalk) -> None:
@@ -118,7 +114,7 @@ def _fc(
         in_features=shape[0], out_features=out, has_bias=len(weights) == 2,
         alpha=alpha, beta=beta, weight_out_in=out_in,
     )
-    g.emit(Op.FC, [(x, shape)], (out,), attrs, weights, output=output)
+    g.emit(Op.FC, [(x, shape)], attrs, weights, output=output)
 
 
 def batchnorm(g: GraphWalk) -> None:
@@ -134,14 +130,14 @@ def batchnorm(g: GraphWalk) -> None:
         momentum=float(attrs.get("momentum", 0.9)),  # type: ignore[arg-type]
         training_mode=bool(int(attrs.get("training_mode", 0))),  # type: ignore[arg-type]
     )
-    g.emit(Op.BATCHNORM, [(x, shape)], shape, mode, weights)
+    g.emit(Op.BATCHNORM, [(x, shape)], mode, weights)
 
 
 def pool(g: GraphWalk) -> None:
     x, shape = g.data_in(0)
     require_feature_map(g, shape)
     check_dilation(g)
-    c, h, w = shape
+    h, w = shape[1:]
     attrs = g.attrs()
     if "kernel_shape" not in attrs:
         raise g.error("has no kernel_shape attribute.")
@@ -149,20 +145,18 @@ def pool(g: GraphWalk) -> None:
     stride = pair(g, "strides", (1, 1))
     pads = resolve_pads(g, (h, w), kernel, stride)
     ceil = bool(int(attrs.get("ceil_mode", 0)))  # type: ignore[arg-type]
-    ho = pool_output(h, kernel[0], stride[0], (pads[0], pads[2]), ceil)
-    wo = pool_output(w, kernel[1], stride[1], (pads[1], pads[3]), ceil)
     is_max = g.node.op_type == "MaxPool"  # type: ignore[union-attr]
     mode = PoolAttrs(
         kernel=kernel, stride=stride, pads=pads, ceil_mode=ceil,
         count_include_pad=not is_max and bool(int(attrs.get("count_include_pad", 0))),  # type: ignore
     )
-    g.emit(Op.MAXPOOL if is_max else Op.AVGPOOL, [(x, shape)], (c, ho, wo), mode)
+    g.emit(Op.MAXPOOL if is_max else Op.AVGPOOL, [(x, shape)], mode)
 
 
 def global_avgpool(g: GraphWalk) -> None:
     x, shape = g.data_in(0)
     require_feature_map(g, shape)
-    g.emit(Op.GLOBAL_AVGPOOL, [(x, shape)], (shape[0], 1, 1))
+    g.emit(Op.GLOBAL_AVGPOOL, [(x, shape)])
 
 
 def reduce_mean(g: GraphWalk) -> None:
@@ -177,19 +171,20 @@ def reduce_mean(g: GraphWalk) -> None:
     if axes != [2, 3]:
         raise g.error(f"ReduceMean over axes {axes} is supported only over H and W ([2, 3]).")
     if int(attrs.get("keepdims", 1)):  # type: ignore[arg-type]
-        g.emit(Op.GLOBAL_AVGPOOL, [(x, shape)], (shape[0], 1, 1))
+        g.emit(Op.GLOBAL_AVGPOOL, [(x, shape)])
         return
     pooled = f"{g.node.output[0]}__pooled"  # type: ignore[union-attr]
-    g.emit(Op.GLOBAL_AVGPOOL, [(x, shape)], (shape[0], 1, 1), output=pooled, suffix="_pool")
-    g.emit(Op.FLATTEN, [(pooled, (shape[0], 1, 1))], (shape[0],))
+    g.emit(Op.GLOBAL_AVGPOOL, [(x, shape)], output=pooled, suffix="_pool")
+    g.emit(Op.FLATTEN, [(pooled, g.data[pooled])])
 
 
-def elementwise(op: Op) -> Callable[[GraphWalk], None]:
-    def handler(g: GraphWalk) -> None:
-        x, shape = g.data_in(0)
-        g.emit(op, [(x, shape)], shape)
+def relu(g: GraphWalk) -> None:
+    g.emit(Op.RELU, [g.data_in(0)])
 
-    return handler
+
+def identity(g: GraphWalk) -> None:
+    x, shape = g.data_in(0)
+    g.emit(Op.IDENTITY, [(x, shape)], view=shape)
 
 
 def lrn(g: GraphWalk) -> None:
@@ -202,7 +197,7 @@ def lrn(g: GraphWalk) -> None:
         beta=float(attrs.get("beta", 0.75)),  # type: ignore[arg-type]
         bias=float(attrs.get("bias", 1.0)),  # type: ignore[arg-type]
     )
-    g.emit(Op.LRN, [(x, shape)], shape, mode)
+    g.emit(Op.LRN, [(x, shape)], mode)
 
 
 def dropout(g: GraphWalk) -> None:
@@ -210,7 +205,7 @@ def dropout(g: GraphWalk) -> None:
     ratio = g.attrs().get("ratio")
     if ratio is None:
         ratio = float(g.const_in(1).ravel()[0]) if g.has_input(1) else 0.5
-    g.emit(Op.DROPOUT, [(x, shape)], shape, DropoutAttrs(ratio=float(ratio)))  # type: ignore
+    g.emit(Op.DROPOUT, [(x, shape)], DropoutAttrs(ratio=float(ratio)))  # type: ignore
 
 
 def softmax(g: GraphWalk) -> None:
@@ -220,7 +215,7 @@ def softmax(g: GraphWalk) -> None:
     full_rank = len(shape) + 1
     if len(shape) != 1 and axis % full_rank != 1:
         raise g.error(f"softmax over axis {axis} of shape {shape}; fpdeep supports class vectors.")
-    g.emit(Op.SOFTMAX, [(x, shape)], shape, SoftmaxAttrs(axis=axis))
+    g.emit(Op.SOFTMAX, [(x, shape)], SoftmaxAttrs(axis=axis))
 
 
 def add_or_sum(g: GraphWalk) -> None:
@@ -232,7 +227,7 @@ def add_or_sum(g: GraphWalk) -> None:
         if len(shapes) != 1:
             raise g.error(f"adds feature maps of different shapes {sorted(shapes)}.")
         shape = shapes.pop()
-        g.emit(Op.ADD if len(data) > 1 else Op.IDENTITY, [(n, shape) for n in data], shape)
+        g.emit(Op.ADD if len(data) > 1 else Op.IDENTITY, [(n, shape) for n in data], view=shape)
         return
     if g.node.op_type == "Add" and len(data) == 1 and len(consts) == 1:  # type: ignore[union-attr]
         _channel_constant(g, Op.BIAS, "bias", data[0], consts[0])
@@ -266,7 +261,7 @@ def _channel_constant(g: GraphWalk, op: Op, role: str, x: str, const: str) -> No
         )
     g.used_params[const] = value
     ref = WeightRef(name=const, role=role, shape=to_shape(value.shape))
-    g.emit(op, [(x, shape)], shape, weights=[ref])
+    g.emit(op, [(x, shape)], weights=[ref])
 
 
 def flatten(g: GraphWalk) -> None:
@@ -311,7 +306,8 @@ def _view(g: GraphWalk, x: str, shape: Shape, out: Shape) -> None:
     """A reshape keeps the C-order memory layout: a Flatten to a vector, else an Identity."""
     if len(out) not in (1, 3):
         raise g.error(f"reshapes {shape} to {out}; fpdeep handles (C, H, W) and flat vectors.")
-    g.emit(Op.FLATTEN if len(out) == 1 and len(shape) != 1 else Op.IDENTITY, [(x, shape)], out)
+    g.emit(Op.FLATTEN if len(out) == 1 and len(shape) != 1 else Op.IDENTITY, [(x, shape)],
+           view=out)
 
 
 def _channel_shuffle(g: GraphWalk, x: str, shape: Shape, split: Shape) -> bool:
@@ -332,7 +328,7 @@ def _channel_shuffle(g: GraphWalk, x: str, shape: Shape, split: Shape) -> bool:
         return False
     g.mark_handled(transpose)
     g.mark_handled(back)
-    g.emit(Op.CHANNEL_SHUFFLE, [(x, shape)], shape, ShuffleAttrs(groups=groups),
+    g.emit(Op.CHANNEL_SHUFFLE, [(x, shape)], ShuffleAttrs(groups=groups),
            output=back.output[0])
     return True
 
@@ -347,7 +343,7 @@ def transpose(g: GraphWalk) -> None:
             f"Transpose with perm {perm} reorders the data of a {full} tensor; fpdeep supports "
             "only transposes that keep the per-sample memory layout (no-ops)."
         )
-    g.emit(Op.IDENTITY, [(x, shape)], tuple(full[a] for a in perm[1:]))
+    g.emit(Op.IDENTITY, [(x, shape)], view=tuple(full[a] for a in perm[1:]))
 
 
 def concat(g: GraphWalk) -> None:
@@ -357,8 +353,7 @@ def concat(g: GraphWalk) -> None:
     if axis != 1 or any(len(s) != rank or s[1:] != inputs[0][1][1:] for _, s in inputs):
         shapes = [s for _, s in inputs]
         raise g.error(f"concatenates {shapes} along axis {axis}; fpdeep concatenates channels.")
-    out = (sum(s[0] for _, s in inputs), *inputs[0][1][1:])
-    g.emit(Op.CONCAT, inputs, out)
+    g.emit(Op.CONCAT, inputs)
 
 
 HANDLERS: dict[str, Callable[[GraphWalk], None]] = {
@@ -370,8 +365,8 @@ HANDLERS: dict[str, Callable[[GraphWalk], None]] = {
     "AveragePool": pool,
     "GlobalAveragePool": global_avgpool,
     "ReduceMean": reduce_mean,
-    "Relu": elementwise(Op.RELU),
-    "Identity": elementwise(Op.IDENTITY),
+    "Relu": relu,
+    "Identity": identity,
     "LRN": lrn,
     "Dropout": dropout,
     "Softmax": softmax,

@@ -13,16 +13,35 @@ RTL is checked against bit for bit, and ``train_step`` runs a whole step::
 
 from __future__ import annotations
 
-from fpdeep.golden.step import (
-    LayerTrace,
-    StepResult,
-    Trace,
-    infer,
-    quantise_weights,
-    train_step,
-    weight_formats,
-)
+from typing import TYPE_CHECKING
+
 from fpdeep.numerics import Format, Numerics, dequantise, quantise
+
+if TYPE_CHECKING:
+    from fpdeep.golden.step import (
+        LayerTrace,
+        StepResult,
+        Trace,
+        infer,
+        quantise_weights,
+        train_step,
+        weight_formats,
+    )
+
+#: The step's names load on first use: the step walks a network through the op registry
+#: (``fpdeep.ops``), which calls this package's per-op modules, so importing the step here
+#: would make importing any of those modules import the registry half-built.
+_STEP = ("LayerTrace", "StepResult", "Trace", "infer", "quantise_weights", "train_step",
+         "weight_formats")
+
+
+def __getattr__(name: str) -> object:
+    if name in _STEP:
+        from fpdeep.golden import step
+
+        return getattr(step, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Format",

@@ -21,9 +21,9 @@ from functools import cached_property
 
 import numpy as np
 
-from fpdeep.analysis import needs_input_error
 from fpdeep.errors import FpdeepError
-from fpdeep.ir import ConvAttrs, FCAttrs, Network
+from fpdeep.ir import Network
+from fpdeep.ops import loop_nest, needs_input_error
 from fpdeep.planning import perf
 from fpdeep.planning.allocate import EngineShape, Storage, dsp_needed, plan_memory
 from fpdeep.planning.cluster import Cluster
@@ -141,25 +141,19 @@ def chain_model(network: Network, *, precision: int, pipelining: str) -> ChainMo
     offset = 0
     count = len(compute)
     for index, layer in enumerate(compute):
-        attrs = layer.attrs
-        if isinstance(attrs, ConvAttrs):
-            co, ho, wo = layer.out_shape
-            ci = layer.in_shape[0] // attrs.groups
-            kh, kw = attrs.kernel
-        elif isinstance(attrs, FCAttrs):
-            co, ci, kh, kw, ho, wo = attrs.out_features, attrs.in_features, 1, 1, 1, 1
-        else:  # pragma: no cover - the IR only marks Conv and FC as compute
-            raise FpdeepError(f"layer {layer.name!r}: unsupported compute op {layer.op}")
-        in_shape = layer.in_shape
+        nest = loop_nest(layer)
+        (co, ho, wo), (kh, kw) = nest.out_shape, nest.attrs.kernel
+        ci_all, _, in_width = nest.in_shape
+        ci = ci_all // nest.attrs.groups
         stash = 2 * (count - 1 - index) + 2 if pipelining == "image" else 2
         layers.append(
             ChainLayer(
                 name=layer.name, index=index, offset=offset, co=co, ci=ci, kh=kh, kw=kw,
                 ho=ho, wo=wo, has_bp=layer.name in needs_bp,
                 weights_per_channel=ci * kh * kw + (1 if layer.weight("bias") else 0),
-                in_elems=math.prod(in_shape),
-                in_width=in_shape[-1] if len(in_shape) == 3 else 1,
-                in_channels=in_shape[0],
+                in_elems=math.prod(nest.in_shape),
+                in_width=in_width,
+                in_channels=ci_all,
                 stash_images=stash,
             )
         )

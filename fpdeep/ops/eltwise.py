@@ -1,0 +1,68 @@
+"""Element-wise layers: Relu, Add, BatchNormalization, LRN, Softmax, Scale, Bias, Dropout; the
+numbers of those the golden model runs are in ``fpdeep.golden.relu`` and ``fpdeep.golden.add``."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from fpdeep.golden import add, relu
+from fpdeep.ir import Layer, LRNAttrs, Op
+from fpdeep.ops.spec import OpSpec, no_element_ops, per_output, same_shape
+
+if TYPE_CHECKING:
+    from fpdeep.golden.context import StepContext
+
+
+def relu_forward(ctx: StepContext, layer: Layer, ins: list, p: dict) -> np.ndarray:
+    if not ctx.fixed:
+        return relu.forward_float(ins[0])
+    return relu.forward(ins[0], x_fmt=ctx.act(layer.inputs[0]), out_fmt=ctx.act(layer.output))
+
+
+def relu_backward(ctx: StepContext, layer: Layer, e: np.ndarray, ins: list, p: dict) -> tuple:
+    if not ctx.fixed:
+        return (relu.backward_float(e, ins[0]),)
+    return (relu.backward(e, ins[0], e_fmt=ctx.err(layer.output),
+                          out_fmt=ctx.err(layer.inputs[0])),)
+
+
+def add_forward(ctx: StepContext, layer: Layer, ins: list, p: dict) -> np.ndarray:
+    if not ctx.fixed:
+        return add.forward_float(ins)
+    return add.forward(ins, x_fmts=[ctx.act(name) for name in layer.inputs],
+                       out_fmt=ctx.act(layer.output))
+
+
+def add_backward(ctx: StepContext, layer: Layer, e: np.ndarray, ins: list, p: dict) -> tuple:
+    if not ctx.fixed:
+        return add.backward_float(e, len(ins))
+    return add.backward(e, e_fmt=ctx.err(layer.output),
+                        out_fmts=[ctx.err(name) for name in layer.inputs])
+
+
+def sums(layer: Layer) -> int:
+    """One add per output element for every input after the first."""
+    return math.prod(layer.out_shape) * (len(layer.inputs) - 1)
+
+
+def lrn_ops(layer: Layer) -> int:
+    """The window's sum of squares, a power and a divide per output element."""
+    assert isinstance(layer.attrs, LRNAttrs)
+    return math.prod(layer.out_shape) * (layer.attrs.size + 2)
+
+
+SPECS = (
+    OpSpec(Op.RELU, same_shape, per_output(1), forward=relu_forward, backward=relu_backward),
+    OpSpec(Op.ADD, same_shape, sums, forward=add_forward, backward=add_backward),
+    # scale and shift once folded; gamma and beta train, the running statistics do not
+    OpSpec(Op.BATCHNORM, same_shape, per_output(2), trainable=("scale", "bias")),
+    OpSpec(Op.LRN, same_shape, lrn_ops),
+    # exp, sum, divide; the loss computes it (softmax cross-entropy)
+    OpSpec(Op.SOFTMAX, same_shape, per_output(3), in_loss=True),
+    OpSpec(Op.SCALE, same_shape, per_output(1), trainable=("scale",)),
+    OpSpec(Op.BIAS, same_shape, per_output(1), trainable=("bias",)),
+    OpSpec(Op.DROPOUT, same_shape, no_element_ops),
+)
