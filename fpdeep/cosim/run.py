@@ -24,9 +24,9 @@ from fpdeep.design.lower import BuildInfo, Design, read_design_document
 from fpdeep.errors import FpdeepError
 from fpdeep.files import check_writable_file, read_json, write_file
 from fpdeep.golden import train_step, weight_formats
-from fpdeep.golden.step import trainable_refs
-from fpdeep.ir import Network, Op
+from fpdeep.ir import Network
 from fpdeep.numerics import Numerics
+from fpdeep.ops import spec, stored_transposed, trainable_refs
 from fpdeep.planning.planner import Plan
 from fpdeep.progress import Bar, Progress
 from fpdeep.schedule.tasks import pipeline_figures, schedule
@@ -153,7 +153,7 @@ def compare(network: Network, record: Mapping[str, np.ndarray], weights: dict[st
                          numerics=numerics or Numerics())
         losses.append(res.loss)
         for layer in network.layers:
-            if layer.op is Op.SOFTMAX:
+            if spec(layer.op).in_loss:
                 continue
             t = res.trace[layer.name]
             expected = {"output": t.output}
@@ -163,7 +163,7 @@ def compare(network: Network, record: Mapping[str, np.ndarray], weights: dict[st
                 for ref in trainable_refs(layer):
                     acc = np.asarray(t.accumulators[ref.name])
                     new = np.asarray(t.new_weights[ref.name])
-                    if ref.role == "weight" and acc.ndim == 2 and not layer.attrs.weight_out_in:
+                    if stored_transposed(layer, ref.role):
                         acc, new = acc.T, new.T  # records are in (out, in) compute layout
                     expected[f"acc_{ref.role}"] = acc
                     expected[f"new_{ref.role}"] = new
@@ -297,7 +297,7 @@ def _dump_weights(path: str | Path, network: Network, record: Mapping[str, np.nd
     for layer in network.compute_layers:
         for ref in trainable_refs(layer):
             q = record[f"{step}/{layer.name}/new_{ref.role}"]
-            if ref.role == "weight" and layer.op is Op.FC and not layer.attrs.weight_out_in:
+            if stored_transposed(layer, ref.role):
                 q = q.T
             out[ref.name] = (q * 2.0 ** -fmts[ref.name].frac).astype(np.float32) \
                 .reshape(ref.shape)

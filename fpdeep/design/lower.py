@@ -27,10 +27,10 @@ from fpdeep.design.engine import (
     engine_config,
     engine_params,
 )
+from fpdeep.design.mapping import RTL_MAPPING
 from fpdeep.design.names import Namer
 from fpdeep.design.units import (
     LOSS_LABEL_BITS,
-    RTL_UNIT_OPS,
     LinkModel,
     UnitDesign,
     fan_in_unit,
@@ -41,8 +41,9 @@ from fpdeep.design.units import (
     sgd_unit,
 )
 from fpdeep.errors import FpdeepError
-from fpdeep.ir import Layer, Network, Op
+from fpdeep.ir import Layer, Network
 from fpdeep.numerics import Numerics
+from fpdeep.ops import refusal, spec
 from fpdeep.planning import perf
 from fpdeep.planning.planner import Plan
 from fpdeep.serial import FormatError, Serial
@@ -130,7 +131,7 @@ def tensor_homes(network: Network, layer_boards: dict[str, list[int]]) -> dict[s
     board of its last slice; any other layer runs where its last-finished input is."""
     homes = {network.input_name: 0}
     for layer in network.layers:
-        if layer.op is Op.SOFTMAX:
+        if spec(layer.op).in_loss:
             continue
         if layer.is_compute:
             homes[layer.output] = layer_boards[layer.name][-1]
@@ -151,28 +152,14 @@ def _check_width(numerics: Numerics, network: Network) -> int:
     return widths.pop()
 
 
-#: What runs each op kind on the generated boards: an engine, an RTL unit, nothing (a view of
-#: the stream: the tensor's words already are the reshaped vector), or the loss unit. An op
-#: missing here is refused by `fpdeep build` (its RTL comes in a later generation).
-RTL_MAPPING: dict[Op, str] = {
-    Op.CONV: "engine", Op.FC: "engine", **RTL_UNIT_OPS, Op.FLATTEN: "view",
-    Op.IDENTITY: "view", Op.SOFTMAX: "loss",
-}
-
-
 def _layer_problem(network: Network, layer: Layer) -> str | None:
     """Why the generated RTL cannot run ``layer`` (None when it can)."""
-    if layer.op not in RTL_MAPPING:
+    rtl = RTL_MAPPING.get(layer.op)
+    if rtl is None:
         return "no RTL unit for this op yet"
-    if layer.op is Op.CONV and layer.attrs.groups != 1:
-        return f"grouped convolution (groups={layer.attrs.groups}); the engine runs groups=1"
-    if layer.op is Op.FC and (layer.attrs.alpha, layer.attrs.beta) != (1, 1):
-        return "Gemm with alpha/beta other than 1"
-    if layer.op is Op.ADD and len(layer.inputs) != 2:
-        return f"a sum of {len(layer.inputs)} tensors; the add unit sums two"
-    if layer.op is Op.SOFTMAX and layer is not network.layers[-1]:
-        return "a Softmax that is not the last layer"
-    return None
+    if (why := refusal(network, layer)) is not None:
+        return why
+    return rtl.refuse(layer) if rtl.refuse is not None else None
 
 
 def check_buildable(network: Network, plan: Plan, *, numerics: Numerics | None = None) -> None:
@@ -281,7 +268,7 @@ def lower(network: Network, plan: Plan, *, numerics: Numerics | None = None,
     homes = tensor_homes(network, layer_boards)
     units: dict[int, list[UnitDesign]] = {b.index: [] for b in boards}
     for layer in network.layers:
-        if layer.is_compute or layer.op is Op.SOFTMAX:
+        if layer.is_compute or spec(layer.op).in_loss:
             continue
         board = homes[layer.output]
         unit = layer_unit(network, layer, ident=namer(layer.name, "u"),
@@ -289,7 +276,7 @@ def lower(network: Network, plan: Plan, *, numerics: Numerics | None = None,
         if unit is not None:
             units[board].append(unit)
     # the loss error where the logits are gathered
-    last = [layer for layer in network.layers if layer.op is not Op.SOFTMAX][-1]
+    last = [layer for layer in network.layers if not spec(layer.op).in_loss][-1]
     units[homes[last.output]].append(loss_unit(
         network, last.output, classes=math.prod(last.out_shape),
         ident=namer("loss"), board=homes[last.output], numerics=numerics, loss=loss))

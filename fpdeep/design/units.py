@@ -9,11 +9,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fpdeep.design.mapping import ENGINE, LOSS, RTL_MAPPING, VIEW
 from fpdeep.design.pool import PoolShape, pool_config
 from fpdeep.errors import FpdeepError
 from fpdeep.golden.loss import LOSSES
-from fpdeep.ir import Layer, Network, Op
+from fpdeep.ir import Layer, Network
 from fpdeep.numerics import Numerics, scale_constant
+from fpdeep.ops import pool_window
 
 #: Shift inputs of the units are 7-bit two's complement (RTL parameter SW = 7).
 SHIFT_BITS = 7
@@ -21,12 +23,6 @@ SHIFT_BITS = 7
 
 #: Mantissa width of the SGD unit's 1/B and learning-rate constants (RTL parameter MW).
 SGD_MANTISSA_BITS = 17
-
-
-#: Layers with an RTL unit, by op; the others (Flatten, Identity, Sum of more than two) are
-#: done by the controller.
-RTL_UNIT_OPS = {Op.RELU: "relu", Op.MAXPOOL: "pool", Op.AVGPOOL: "pool",
-                Op.GLOBAL_AVGPOOL: "pool", Op.ADD: "add"}
 
 
 #: Left-shift field width of fpdeep_add (RTL parameter LW).
@@ -58,9 +54,11 @@ def _owner(network: Network, tensor: str) -> str:
 
 def layer_unit(network: Network, layer: Layer, *, ident: str, board: int,
                numerics: Numerics) -> UnitDesign | None:
-    """The RTL unit of a non-compute layer, or None when the controller does it."""
-    kind = RTL_UNIT_OPS.get(layer.op)
-    if kind is None or (kind == "add" and len(layer.inputs) != 2):
+    """The RTL unit of a non-compute layer, or None when the controller does it (a view) or
+    none exists (``check_buildable`` refuses those)."""
+    rtl = RTL_MAPPING.get(layer.op)
+    kind = rtl.kind if rtl is not None else None
+    if kind in (None, ENGINE, VIEW, LOSS) or (kind == "add" and len(layer.inputs) != 2):
         return None
     if kind == "add":
         return _add_unit(network, layer, ident=ident, board=board, numerics=numerics)
@@ -73,13 +71,8 @@ def layer_unit(network: Network, layer: Layer, *, ident: str, board: int,
                           {"cfg_shift": (err_out - err_in) % (1 << SHIFT_BITS)},
                           {"elements": math.prod(layer.in_shape)})
     c, h, w = layer.in_shape
-    attrs = layer.attrs
-    if layer.op is Op.GLOBAL_AVGPOOL:
-        from fpdeep.golden.pool import global_attrs
-
-        attrs = global_attrs((h, w))
-    shape = PoolShape.of(attrs, c=c, in_hw=(h, w))
-    avg = layer.op is not Op.MAXPOOL
+    shape = PoolShape.of(pool_window(layer), c=c, in_hw=(h, w))
+    avg = rtl.mode == "avg"
     fwd = pool_config(shape, mode="avg_fwd" if avg else "max_fwd", in_frac=act_in,
                       out_frac=act_out)
     bwd = pool_config(shape, mode="avg_bwd" if avg else "max_bwd", in_frac=err_out,

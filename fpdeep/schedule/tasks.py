@@ -30,10 +30,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fpdeep.design.lower import Design, SliceDesign, lower
+from fpdeep.design.mapping import VIEW_OPS
 from fpdeep.design.units import LOSS_DIVIDER_BITS, LinkModel, UnitDesign
 from fpdeep.errors import FpdeepError, require_positive_int
-from fpdeep.golden.step import needs_error
-from fpdeep.ir import Network, Op
+from fpdeep.ir import Network
+from fpdeep.ops import needs_error, spec
 from fpdeep.planning import perf
 from fpdeep.serial import Serial
 
@@ -197,18 +198,14 @@ def _elements(shape: Sequence[int]) -> int:
     return math.prod(shape)
 
 
-#: Ops that leave a stream as it is: a (C, H, W) tensor streamed channel by channel, row by row,
-#: is already its flattened vector, so these cost nothing and move nothing.
-RESHAPE_OPS = (Op.FLATTEN, Op.IDENTITY)
-
-
 def stream_aliases(network: Network) -> dict[str, str]:
     """Tensor -> the tensor whose stream it is: the output of a Flatten or Identity whose input
     feeds nothing else (a tensor read twice keeps its own name, for its error fan-in)."""
     alias: dict[str, str] = {}
     for layer in network.layers:
         source = layer.inputs[0] if layer.inputs else ""
-        if layer.op in RESHAPE_OPS and len(network.tensors[source].consumers) == 1:
+        # a (C, H, W) tensor streamed channel by channel, row by row, is already its vector
+        if layer.op in VIEW_OPS and len(network.tensors[source].consumers) == 1:
             alias[layer.output] = alias.get(source, source)
     return alias
 
@@ -256,7 +253,7 @@ class _StepGraph:
         self.board_units = {(b, u.kind): u.ident for b, u in units
                             if u.kind in ("sgd", "loss")}
         self.loss = design.loss
-        self.layers = [layer for layer in network.layers if layer.op is not Op.SOFTMAX]
+        self.layers = [layer for layer in network.layers if not spec(layer.op).in_loss]
         self.tasks: list[Task] = []
         self.loaded: dict[str, int] = {}  # engine ident -> its weight load
         self.wg: dict[str, list[int]] = {}  # WG engine ident -> its tasks

@@ -1,0 +1,56 @@
+"""Which RTL runs each op kind on the generated boards: the one table `fpdeep build` follows.
+
+The design stage chooses, per layer, an engine, an RTL unit (by its kind, which codegen turns
+into a module), nothing (a view of the stream: the tensor's words already are the reshaped
+vector), or the loss unit. An op missing here is refused by `fpdeep build` (its RTL comes in a
+later generation); ``refuse`` names a variant of a mapped op that its RTL does not compute.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from fpdeep.ir import ConvAttrs, Layer, Op
+
+ENGINE, VIEW, LOSS = "engine", "view", "loss"
+
+
+def _groups_one(layer: Layer) -> str | None:
+    assert isinstance(layer.attrs, ConvAttrs)
+    if layer.attrs.groups != 1:
+        return f"grouped convolution (groups={layer.attrs.groups}); the engine runs groups=1"
+    return None
+
+
+def _two_inputs(layer: Layer) -> str | None:
+    if len(layer.inputs) != 2:
+        return f"a sum of {len(layer.inputs)} tensors; the add unit sums two"
+    return None
+
+
+@dataclass(frozen=True)
+class Rtl:
+    """What runs one op kind: ``kind`` is ``engine``, ``view``, ``loss`` or a unit kind; ``mode``
+    tells apart the ops one unit serves (the pooling unit's ``max`` and ``avg``)."""
+
+    kind: str
+    mode: str = ""
+    refuse: Callable[[Layer], str | None] | None = None
+
+
+RTL_MAPPING: Mapping[Op, Rtl] = MappingProxyType({
+    Op.CONV: Rtl(ENGINE, refuse=_groups_one),
+    Op.FC: Rtl(ENGINE),
+    Op.RELU: Rtl("relu"),
+    Op.MAXPOOL: Rtl("pool", "max"),
+    Op.AVGPOOL: Rtl("pool", "avg"),
+    Op.GLOBAL_AVGPOOL: Rtl("pool", "avg"),
+    Op.ADD: Rtl("add", refuse=_two_inputs),
+    Op.FLATTEN: Rtl(VIEW),
+    Op.IDENTITY: Rtl(VIEW),
+    Op.SOFTMAX: Rtl(LOSS),
+})
+#: Ops that leave a stream as it is (no task, no unit, no data moved).
+VIEW_OPS = frozenset(op for op, rtl in RTL_MAPPING.items() if rtl.kind == VIEW)
