@@ -18,9 +18,8 @@ from fpdeep.ops import conv, eltwise, fc, pool, reshape
 from fpdeep.ops.fc import stored_transposed
 from fpdeep.ops.spec import LoopNest, OpSpec
 
-OPS: Mapping[Op, OpSpec] = MappingProxyType(
-    {s.op: s for family in (conv, fc, pool, eltwise, reshape) for s in family.SPECS}
-)
+_SPECS = {s.op: s for family in (conv, fc, pool, eltwise, reshape) for s in family.SPECS}
+OPS: Mapping[Op, OpSpec] = MappingProxyType({op: _SPECS[op] for op in Op if op in _SPECS})
 #: Ops the golden training step runs.
 GOLDEN_OPS = frozenset(op for op, s in OPS.items() if s.golden)
 
@@ -30,7 +29,7 @@ def spec(op: Op) -> OpSpec:
         return OPS[op]
     except KeyError:
         raise FpdeepError(
-            f"op {op!r} is not in the op registry; it has {', '.join(map(str, OPS))}"
+            f"{str(op)!r} is not an op kind fpdeep knows; it knows {', '.join(map(str, OPS))}"
         ) from None
 
 
