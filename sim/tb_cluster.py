@@ -29,7 +29,7 @@ from fpdeep.design.lower import BuildInfo, Design, read_design_document
 from fpdeep.golden import loss as golden_loss
 from fpdeep.golden import sgd
 from fpdeep.golden import step as golden_step
-from fpdeep.ir import Op
+from fpdeep.ops import spec
 from fpdeep.schedule.tasks import (
     ELEM_BYTES,
     RAW_BYTES,
@@ -291,11 +291,11 @@ class Trainer:
         layer = self.layers[task.layer]
         ins = [self.act(i, n, board)[None] for n in layer.inputs]
         if task.what == "fp":
-            out = golden_step.FORWARD[layer.op](self.ctx, layer, ins, {})[0]
+            out = spec(layer.op).forward(self.ctx, layer, ins, {})[0]
             self.put(i, item("act", layer.output), board, out)
         elif task.what == "bp":
             e = self.error(i, layer.output)[None]
-            errs = golden_step.BACKWARD[layer.op](self.ctx, layer, e, ins, {})
+            errs = spec(layer.op).backward(self.ctx, layer, e, ins, {})
             for name, err in zip(layer.inputs, errs, strict=True):
                 self.contribute(i, name, layer.name, board, err[0])
 
@@ -615,7 +615,7 @@ class Controller:
 
 def _record(tr: Trainer, rec: dict, step: int) -> None:
     for name, layer in tr.layers.items():
-        if layer.op is Op.SOFTMAX:
+        if spec(layer.op).in_loss:
             continue
         home = tr.homes[layer.output]
         rec[f"{step}/{name}/output"] = np.stack(

@@ -28,9 +28,9 @@ if TYPE_CHECKING:
         weight_formats,
     )
 
-#: The step's names load on first use: the step walks a network through the op registry
-#: (``fpdeep.ops``), which calls this package's per-op modules, so importing the step here
-#: would make importing any of those modules import the registry half-built.
+#: The step's names load on first use. The step walks a network through the op registry
+#: (``fpdeep.ops``), and the registry calls this package's per-op modules: importing the step
+#: here would make the registry's first import (the frontend's) meet itself half-built.
 _STEP = ("LayerTrace", "StepResult", "Trace", "infer", "quantise_weights", "train_step",
          "weight_formats")
 
