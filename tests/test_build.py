@@ -33,7 +33,7 @@ def test_build_writes_the_promised_files(tmp_path):
     files = _tree(out)
     for name in ("plan.json", "design.json", "README.md", "model.onnx", "sim/cluster_top.sv",
                  "sim/files.f", "rtl/board_0/fpdeep_board_0.sv", "rtl/board_1/files.f",
-                 "rtl/hw/fpdeep_engine.sv", MARKER):
+                 "rtl/hw/engine/fpdeep_engine.sv", MARKER):
         assert name in files, name
     plan = json.loads(files["plan.json"])
     assert plan["model"] == "digits_cnn" and len(plan["boards"]) == 2
