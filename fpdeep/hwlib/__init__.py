@@ -5,24 +5,31 @@ from __future__ import annotations
 from fpdeep.hwlib.library import (
     ADD,
     ENGINE,
-    ENGINE_OPERANDS,
     FANOUT,
     FOLDERS,
     LINK_MODEL,
     LINK_RX,
     LINK_TX,
+    LOOP_NEST,
     LOSS,
+    MAC_ARRAY,
     MODULES,
     POOL,
     PSUM,
     RELU,
+    REQUANT,
+    SDP_RAM,
     SGD,
     SHIFT_WIDTH,
+    SKID_BUFFER,
+    STREAM_FIFO,
+    TENSOR_WALKER,
     compile_order,
     module,
 )
 from fpdeep.hwlib.signature import Module, Port, Signal, Stream
 
-__all__ = ["ADD", "ENGINE", "ENGINE_OPERANDS", "FANOUT", "FOLDERS", "LINK_MODEL", "LINK_RX",
-           "LINK_TX", "LOSS", "MODULES", "POOL", "PSUM", "RELU", "SGD", "SHIFT_WIDTH", "Module",
-           "Port", "Signal", "Stream", "compile_order", "module"]
+__all__ = ["ADD", "ENGINE", "FANOUT", "FOLDERS", "LINK_MODEL", "LINK_RX",
+           "LINK_TX", "LOOP_NEST", "LOSS", "MAC_ARRAY", "MODULES", "POOL", "PSUM", "RELU",
+           "REQUANT", "SDP_RAM", "SGD", "SHIFT_WIDTH", "SKID_BUFFER", "STREAM_FIFO",
+           "TENSOR_WALKER", "Module", "Port", "Signal", "Stream", "compile_order", "module"]

@@ -101,9 +101,6 @@ MAC_ARRAY = Module(
     (*CLOCKED, _in("in_valid"), _in("reduce", 2, DATA), _in("a", "TM*TN*DW", DATA),
      _in("b", "TM*TN*DW", DATA), _out("out_valid"), _out("sum", "TM*TN*ACCW", DATA)))
 
-#: Operand streams of the engine, in its port order.
-ENGINE_OPERANDS = ("s_x", "s_w", "s_dy", "s_b")
-
 ENGINE = Module(
     "fpdeep_engine", "engine",
     "unified Conv/FC loop-nest engine: FP / BP / WG, bias, bias gradient, mini-batch "
@@ -118,7 +115,7 @@ ENGINE = Module(
      config("cfg_bias", 1), config("cfg_bias_shift", 6),
      *(config(f"cfg_{w}", "5*CW") for w in ("ld_x", "ld_w", "ld_dy", "ld_b", "drain",
                                             "drain_b")),
-     *(sink(name, "DW") for name in ENGINE_OPERANDS),
+     *(sink(f"s_{operand}", "DW") for operand in ("x", "w", "dy", "b")),
      _in("start"), _in("flush"), _out("busy"), _out("done"), _out("err_frame"),
      source("m", "ACCW")),
     uses=("fpdeep_sdp_ram", "fpdeep_tensor_walker", "fpdeep_loop_nest", "fpdeep_mac_array",

@@ -22,9 +22,12 @@ Width = int | str
 IN, OUT = "input", "output"
 
 # What a port is for. Codegen makes constants of CONFIG ports and wires CLOCK ports to the
-# board's clk/rst; a testbench idles every VALID, READY, CONTROL and CONFIG input low.
+# board's clk/rst.
 CLOCK, CONFIG, CONTROL, DATA = "clock", "config", "control", "data"
 SIDE, LAST, VALID, READY = "side", "last", "valid", "ready"
+#: The inputs a driver holds low until it uses them, so that no beat moves and nothing starts
+#: before it does: handshakes, controls and configuration (data, last and side may float).
+IDLE_LOW = (VALID, READY, CONTROL, CONFIG)
 
 
 def clog2(n: int) -> int:
@@ -73,9 +76,6 @@ class Port:
     width: int
     name: str
     role: str = CONTROL
-
-    def renamed(self, name: str) -> Port:
-        return Port(self.direction, self.width, name, self.role)
 
 
 @dataclass(frozen=True)

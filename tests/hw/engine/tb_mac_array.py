@@ -8,6 +8,8 @@ import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 from fpdeep_tb import reset, signed, tb_args
 
+from fpdeep.hwlib import MAC_ARRAY
+
 LATENCY = 3
 
 
@@ -22,7 +24,8 @@ def pack(values, bits):
 async def mac_array_sums(dut):
     args = tb_args()
     rng = random.Random(int(args.get("seed", 1)))
-    tm, tn, dw, accw = (int(args[k]) for k in ("tm", "tn", "dw", "accw"))
+    params = MAC_ARRAY.parameters(**args["parameters"])
+    tm, tn, dw, accw = (params[k] for k in ("TM", "TN", "DW", "ACCW"))
     lo, hi = -(1 << (dw - 1)), (1 << (dw - 1)) - 1
     await reset(dut)
     expected: dict[int, list[int]] = {}

@@ -15,10 +15,12 @@ import cocotb
 import numpy as np
 from cocotb.triggers import RisingEdge
 from cocotb.utils import get_sim_time
-from fpdeep_tb import PERIOD_NS, StreamSink, StreamSource, reset, run_streams, tb_args
+from fpdeep_tb import PERIOD_NS
+from stream_models import StreamSink, StreamSource, begin, run_streams
 
-from fpdeep.design.engine import ACC_BITS, LoopShape, engine_config
+from fpdeep.design.engine import LoopShape, engine_config
 from fpdeep.golden import conv, fc
+from fpdeep.hwlib import ENGINE
 from fpdeep.ir import ConvAttrs
 from fpdeep.numerics import Format
 from fpdeep.planning.perf import ENGINE_LATENCY, engine_cycles
@@ -63,7 +65,8 @@ IN_FRAC = {"fp": ACT.frac + WEIGHT.frac, "bp": ERR.frac + WEIGHT.frac}
 
 
 async def load(dut, tensors: dict[str, np.ndarray], rng: random.Random) -> None:
-    sources = [StreamSource(dut, f"s_{name}", t.ravel().tolist(), rng=rng, idle=0.3)
+    sources = [StreamSource(dut, ENGINE.stream(f"s_{name}"), t.ravel().tolist(), rng=rng,
+                            idle=0.3)
                for name, t in tensors.items()]
     await run_streams(dut, sources, max_cycles=20 * sum(len(s.beats) for s in sources) + 50)
 
@@ -112,7 +115,7 @@ async def run_case(dut, case: dict, tm: int, tn: int, log) -> dict:
     if mode == "wg":
         await pulse(dut, "flush")
 
-    sink = StreamSink(dut, "m", rng=pyrng, stall=0.3, width=ACC_BITS, expect=cfg.out_count)
+    sink = StreamSink(dut, ENGINE.stream("m"), rng=pyrng, stall=0.3, expect=cfg.out_count)
     await run_streams(dut, [sink], max_cycles=20 * cfg.out_count + 50)
     got = np.array(sink.beats, dtype=np.int64)
     assert got.shape == expected.shape, f"{case}: got {got.size} values, want {expected.size}"
@@ -133,11 +136,7 @@ async def run_case(dut, case: dict, tm: int, tn: int, log) -> dict:
 
 @cocotb.test()
 async def engine_matches_golden_model(dut):
-    args = tb_args()
-    for name in ("start", "flush", "s_x_valid", "s_w_valid", "s_dy_valid", "s_b_valid",
-                 "m_ready"):
-        getattr(dut, name).value = 0
-    await reset(dut)
+    args, _, _ = await begin(dut, ENGINE)
     results = [await run_case(dut, case, args["tm"], args["tn"], dut._log)
                for case in args["cases"]]
     if args.get("report"):

@@ -2,27 +2,19 @@
 
 from __future__ import annotations
 
-import random
-
 import cocotb
-import numpy as np
-from fpdeep_tb import StreamSink, StreamSource, reset, run_streams, tb_args
+from stream_models import StreamSink, StreamSource, begin, run_streams
 
 from fpdeep.golden import loss
+from fpdeep.hwlib import LOSS
 from fpdeep.numerics import Format, scale_constant
 
 
 @cocotb.test()
 async def loss_matches_golden(dut):
-    args = tb_args()
-    rng = np.random.default_rng(int(args.get("seed", 1)))
-    pyrng = random.Random(int(args.get("seed", 1)))
+    args, rng, pyrng = await begin(dut, LOSS)
     z_fmt, e_fmt = Format(16, args["fz"]), Format(16, args["fe"])
-    dut.s_z_valid.value = 0
-    dut.s_t_valid.value = 0
-    await reset(dut)
-    table = StreamSource(dut, "s_t", loss.EXP2_TABLE.tolist(), rng=pyrng, last=False,
-                         width=17)
+    table = StreamSource(dut, LOSS.stream("s_t"), loss.EXP2_TABLE.tolist(), rng=pyrng)
     await run_streams(dut, [table], max_cycles=2000)
     for kind in ("softmax_ce", "mse"):
         for n, spread in args["shapes"]:
@@ -36,14 +28,14 @@ async def loss_matches_golden(dut):
             m, r = scale_constant(2 / n)
             dut.cfg_kind.value = int(kind == "mse")
             dut.cfg_n.value = n
-            dut.cfg_ushift.value = (z_fmt.frac + 15 - 16) & 0x7F
+            dut.cfg_ushift.value = LOSS.encode("cfg_ushift", z_fmt.frac + 15 - 16)
             dut.cfg_fe.value, dut.cfg_fz.value = e_fmt.frac, z_fmt.frac
             dut.cfg_mse_m.value = m
-            dut.cfg_mse_shift.value = (z_fmt.frac + r - e_fmt.frac) & 0x7F
+            dut.cfg_mse_shift.value = LOSS.encode("cfg_mse_shift", z_fmt.frac + r - e_fmt.frac)
             for b in range(z.shape[0]):
-                src = StreamSource(dut, "s_z", z[b].tolist(), rng=pyrng,
-                                   side=("label", [int(y[b])] * n))
-                snk = StreamSink(dut, "m", rng=pyrng, expect=n)
+                src = StreamSource(dut, LOSS.stream("s_z"), z[b].tolist(), rng=pyrng,
+                                   side={"label": [int(y[b])] * n})
+                snk = StreamSink(dut, LOSS.stream("m"), rng=pyrng, expect=n)
                 await run_streams(dut, [src, snk], max_cycles=100 * n * 60)
                 assert snk.beats == want[b].tolist(), (
                     f"{kind} n={n} spread={spread} sample {b}: got {snk.beats}, "

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from fpdeep.cosim.simulator import default_build_root, hw_sources, run_cocotb, simulator_available
+from fpdeep.cosim.simulator import simulator_available
 from fpdeep.design.engine import (
     QUANTITIES,
     EngineParams,
@@ -20,6 +20,7 @@ from fpdeep.design.engine import (
 )
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import conv
+from fpdeep.hwlib import ENGINE
 from fpdeep.ir import ConvAttrs
 
 TM, TN = 2, 3  # channel counts below are deliberately not multiples of these
@@ -100,7 +101,9 @@ def test_engine_config_validates():
         engine_config(shape, mode="xx", tm=1, tn=1)
     with pytest.raises(FpdeepError, match="shift must be an integer from -32 to 47"):
         engine_config(shape, mode="fp", tm=1, tn=1, shift=-33)
-    assert engine_config(shape, mode="fp", tm=1, tn=1, shift=-1).ports["cfg_shift"] == 0x7F
+    # -1 in the shift field's two's complement: all ones
+    assert engine_config(shape, mode="fp", tm=1, tn=1, shift=-1).ports["cfg_shift"] == (
+        ENGINE.mask("cfg_shift"))
     with pytest.raises(FpdeepError, match="tm .MAC lanes. must be a positive integer"):
         engine_config(shape, mode="fp", tm=0, tn=1)
     small = EngineParams(1, 1, 2, 2, 2, 2, 2)
@@ -135,23 +138,16 @@ PARAMS2 = engine_params([_shape(CONV_CASES[i][1]) for i in SECOND[2]], tm=SECOND
 )
 @pytest.mark.sim
 @pytest.mark.skipif(not simulator_available(), reason="Verilator is not installed")
-def test_engine_rtl_bit_exact_and_cycles(tmp_path, tm, tn, mode):
+def test_engine_rtl_bit_exact_and_cycles(run_testbench, tmp_path, tm, tn, mode):
     picked = range(len(CONV_CASES)) if (tm, tn) == (TM, TN) else SECOND[2]
     params = PARAMS if (tm, tn) == (TM, TN) else PARAMS2
     # Bias on every other case; WG accumulates a mini-batch of two images.
     cases = [dict(CONV_CASES[i][1], mode=mode, seed=i + 11 * len(mode) + tm, bias=i % 2 == 0,
                   batch=2 if mode == "wg" else 1) for i in picked]
     report = tmp_path / "cycles.json"
-    run_cocotb(
-        toplevel="fpdeep_engine",
-        sources=hw_sources("fpdeep_sdp_ram", "fpdeep_mac_array", "fpdeep_loop_nest",
-                           "fpdeep_tensor_walker", "fpdeep_requant", "fpdeep_engine"),
-        parameters=params.as_parameters(),
-        test_module="tb_engine",
-        build_root=default_build_root(),
-        test_dir=tmp_path,
-        tb_args={"tm": tm, "tn": tn, "cases": cases, "report": str(report)},
-    )
+    run_testbench(toplevel="fpdeep_engine", parameters=params.as_parameters(),
+                  test_module="tb_engine",
+                  tb_args={"tm": tm, "tn": tn, "cases": cases, "report": str(report)})
     results = json.loads(report.read_text())
     assert len(results) == len(cases)
     for r in results:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from fpdeep.cosim.simulator import default_build_root, hw_sources, run_cocotb, simulator_available
+from fpdeep.cosim.simulator import simulator_available
 from fpdeep.design.pool import PoolShape, pool_config
 from fpdeep.errors import FpdeepError
 from fpdeep.ir import PoolAttrs
@@ -50,18 +50,11 @@ def test_pool_config_validates():
 @pytest.mark.sim
 @pytest.mark.skipif(not simulator_available(), reason="Verilator is not installed")
 @pytest.mark.parametrize("mode", ["fwd", "bwd"])
-def test_pool_rtl_bit_exact_and_cycles(tmp_path, mode):
+def test_pool_rtl_bit_exact_and_cycles(run_testbench, tmp_path, mode):
     cases = [dict(c, mode=mode, seed=i + 7) for i, (_, c) in enumerate(CASES)]
     report = tmp_path / "cycles.json"
-    run_cocotb(
-        toplevel="fpdeep_pool",
-        sources=hw_sources("fpdeep_sdp_ram", "fpdeep_loop_nest", "fpdeep_requant", "fpdeep_pool"),
-        parameters=PARAMS,
-        test_module="tb_pool",
-        build_root=default_build_root(),
-        test_dir=tmp_path,
-        tb_args={"cases": cases, "report": str(report)},
-    )
+    run_testbench(toplevel="fpdeep_pool", parameters=PARAMS, test_module="tb_pool",
+                  tb_args={"cases": cases, "report": str(report)})
     results = json.loads(report.read_text())
     assert [r["model"] for r in results] == [
         PoolShape.of(PoolAttrs(kernel=tuple(c["k"]), stride=tuple(c["stride"]),

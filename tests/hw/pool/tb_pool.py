@@ -10,10 +10,12 @@ import cocotb
 import numpy as np
 from cocotb.triggers import RisingEdge
 from cocotb.utils import get_sim_time
-from fpdeep_tb import PERIOD_NS, StreamSink, StreamSource, reset, run_streams, tb_args
+from fpdeep_tb import PERIOD_NS
+from stream_models import StreamSink, StreamSource, begin, run_streams
 
-from fpdeep.design.pool import RECIP_BITS, PoolShape, pool_config
+from fpdeep.design.pool import PoolShape, pool_config
 from fpdeep.golden import pool
+from fpdeep.hwlib import POOL
 from fpdeep.ir import PoolAttrs
 from fpdeep.numerics import Format
 
@@ -45,11 +47,10 @@ async def run_case(dut, case: dict, log) -> dict:
         want = (pool.max_backward(e, x, attrs=attrs, e_fmt=FIN, out_fmt=FOUT) if kind == "max"
                 else pool.avg_backward(e, attrs=attrs, in_hw=shape.in_hw, e_fmt=FIN,
                                        out_fmt=FOUT))
-    eps = [StreamSource(dut, "s_x", data.ravel().tolist(), rng=pyrng,
-                        side=("arg", side.ravel().tolist()))]
+    eps = [StreamSource(dut, POOL.stream("s_x"), data.ravel().tolist(), rng=pyrng,
+                        side={"arg": side.ravel().tolist()})]
     if cfg.table:
-        eps.append(StreamSource(dut, "s_m", list(cfg.table), rng=pyrng, last=False,
-                                width=RECIP_BITS))
+        eps.append(StreamSource(dut, POOL.stream("s_m"), list(cfg.table), rng=pyrng))
     await run_streams(dut, eps, max_cycles=30 * data.size + 30 * len(cfg.table) + 50)
 
     dut.start.value = 1
@@ -61,14 +62,14 @@ async def run_case(dut, case: dict, log) -> dict:
     cycles = round((get_sim_time("ns") - t0) / PERIOD_NS)
 
     n_out = int(want.size)
-    sink = StreamSink(dut, "m", rng=pyrng, stall=0.3, expect=n_out, side="arg")
+    sink = StreamSink(dut, POOL.stream("m"), rng=pyrng, stall=0.3, expect=n_out)
     await run_streams(dut, [sink], max_cycles=30 * n_out + 50)
     got, want = np.array(sink.beats), want.ravel()
     bad = np.flatnonzero(got != want)
     assert bad.size == 0, (f"{case}: {bad.size} of {want.size} differ, first at {bad[0]}: "
                            f"got {got[bad[0]]}, expected {want[bad[0]]}")
     if kind == "max" and mode == "fwd":
-        assert sink.sides == arg.ravel().tolist(), f"{case}: argmax differs"
+        assert sink.sides["arg"] == arg.ravel().tolist(), f"{case}: argmax differs"
     assert sink.lasts[-1] == 1 and sum(sink.lasts) == 1
     assert int(dut.err_frame.value) == 0
     model = shape.cycles()
@@ -79,10 +80,7 @@ async def run_case(dut, case: dict, log) -> dict:
 
 @cocotb.test()
 async def pool_matches_golden(dut):
-    args = tb_args()
-    for name in ("start", "s_x_valid", "s_m_valid", "m_ready"):
-        getattr(dut, name).value = 0
-    await reset(dut)
+    args, _, _ = await begin(dut, POOL)
     results = [await run_case(dut, case, dut._log) for case in args["cases"]]
     if args.get("report"):
         with open(args["report"], "w") as f:

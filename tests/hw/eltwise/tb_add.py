@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import random
-
 import cocotb
-import numpy as np
-from fpdeep_tb import StreamSink, StreamSource, reset, run_streams, tb_args
+from stream_models import StreamSink, StreamSource, begin, run_streams
 
 from fpdeep.golden import add
+from fpdeep.hwlib import ADD
 from fpdeep.numerics import Format
 
 
 @cocotb.test()
 async def add_matches_golden(dut):
-    args = tb_args()
-    rng = np.random.default_rng(int(args.get("seed", 1)))
-    pyrng = random.Random(int(args.get("seed", 1)))
-    dut.s_a_valid.value = 0
-    dut.s_b_valid.value = 0
-    await reset(dut)
+    args, rng, pyrng = await begin(dut, ADD)
     n = 100
     for fa, fb, fy in args["formats"]:  # None marks error fan-in
         a = rng.integers(-(1 << 15), 1 << 15, size=n)
@@ -33,9 +26,9 @@ async def add_matches_golden(dut):
             top = max(fa, fb)
             la, lb, shift = top - fa, top - fb, top - fy
         dut.cfg_la.value, dut.cfg_lb.value = la, lb
-        dut.cfg_shift.value = shift & 0x7F
-        sink = StreamSink(dut, "m", rng=pyrng, expect=n)
-        await run_streams(dut, [StreamSource(dut, "s_a", a.tolist(), rng=pyrng),
-                                StreamSource(dut, "s_b", b.tolist(), rng=pyrng), sink],
-                          max_cycles=30 * n)
+        dut.cfg_shift.value = ADD.encode("cfg_shift", shift)
+        sink = StreamSink(dut, ADD.stream("m"), rng=pyrng, expect=n)
+        await run_streams(dut, [StreamSource(dut, ADD.stream("s_a"), a.tolist(), rng=pyrng),
+                                StreamSource(dut, ADD.stream("s_b"), b.tolist(), rng=pyrng),
+                                sink], max_cycles=30 * n)
         assert sink.beats == want.tolist(), f"formats {(fa, fb, fy)} differ"

@@ -6,15 +6,22 @@ from __future__ import annotations
 import random
 
 import cocotb
-from fpdeep_tb import StreamSink, StreamSource, reset, run_streams, tb_args
+from fpdeep_tb import reset, tb_args
+from stream_models import StreamSink, StreamSource, run_streams
+
+from fpdeep.hwlib.signature import sink, source
+
+#: The streams of the test harness fpdeep_link_loop.sv: two channels in, two out.
+S0, S1 = sink("s0", "DW"), sink("s1", "DW")
+M0, M1 = source("m0", "DW"), source("m1", "DW")
 
 
 class PacketSource(StreamSource):
     """A StreamSource whose `last` marks the end of each packet, not only of the stream."""
 
-    def __init__(self, dut, prefix, packets, **kw):
+    def __init__(self, dut, stream, packets, **kw):
         beats = [v for p in packets for v in p]
-        super().__init__(dut, prefix, beats, **kw)
+        super().__init__(dut, stream, beats, **kw)
         ends, n = set(), 0
         for p in packets:
             n += len(p)
@@ -41,10 +48,10 @@ async def link_carries_packets(dut):
     dut.s1_valid.value = 0
     await reset(dut)
     p0, p1 = packets(rng, 12, 1000), packets(rng, 12, 5000)
-    s0 = PacketSource(dut, "s0", p0, rng=rng, idle=0.3)
-    s1 = PacketSource(dut, "s1", p1, rng=rng, idle=0.3)
-    k0 = StreamSink(dut, "m0", rng=rng, stall=0.3, expect=len(s0.beats))
-    k1 = StreamSink(dut, "m1", rng=rng, stall=0.3, expect=len(s1.beats))
+    s0 = PacketSource(dut, S0, p0, rng=rng, idle=0.3)
+    s1 = PacketSource(dut, S1, p1, rng=rng, idle=0.3)
+    k0 = StreamSink(dut, M0, rng=rng, stall=0.3, expect=len(s0.beats))
+    k1 = StreamSink(dut, M1, rng=rng, stall=0.3, expect=len(s1.beats))
     await run_streams(dut, [s0, s1, k0, k1], max_cycles=200 * (len(s0.beats) + len(s1.beats)))
     for src, snk in ((s0, k0), (s1, k1)):
         assert snk.beats == src.beats, "a channel's words were lost, reordered or mixed"
@@ -61,14 +68,14 @@ async def link_latency_and_bandwidth(dut):
     await reset(dut)
     rng = random.Random(3)
     # one word alone shows the latency
-    src = StreamSource(dut, "s0", [7], rng=rng, idle=0.0)
-    snk = StreamSink(dut, "m0", rng=rng, stall=0.0, expect=1)
+    src = StreamSource(dut, S0, [7], rng=rng, idle=0.0)
+    snk = StreamSink(dut, M0, rng=rng, stall=0.0, expect=1)
     cycles = await run_streams(dut, [src, snk], max_cycles=10 * latency + 20)
     assert latency <= cycles <= latency + 3, f"one word took {cycles} cycles, latency {latency}"
     # a long burst shows the bandwidth
     n = 120
-    src = StreamSource(dut, "s0", list(range(n)), rng=rng, idle=0.0)
-    snk = StreamSink(dut, "m0", rng=rng, stall=0.0, expect=n)
+    src = StreamSource(dut, S0, list(range(n)), rng=rng, idle=0.0)
+    snk = StreamSink(dut, M0, rng=rng, stall=0.0, expect=n)
     cycles = await run_streams(dut, [src, snk], max_cycles=10 * n * den // num + latency + 20)
     ideal = n * den / num + latency
     assert abs(cycles - ideal) <= 0.03 * ideal + 3, f"{n} words in {cycles} cycles, ideal {ideal}"
