@@ -78,3 +78,16 @@ def test_every_file_in_hw_is_declared_in_its_folder():
     assert files == {m.path for m in MODULES.values()}
     assert {m.folder for m in MODULES.values()} == set(FOLDERS)
     assert [m.name for m in MODULES.values() if m.sim_only] == ["fpdeep_link_model"]
+
+
+def test_hw_readme_lists_the_declarations():
+    from fpdeep.hwlib.docs import BEGIN, END, tables, updated
+
+    text = (data_dir("hw") / "README.md").read_text()
+    assert tables() in text, "hw/README.md is stale: run `python -m fpdeep.hwlib hw/README.md`"
+    assert updated(text) == text
+    assert "| `fpdeep_engine` | `s_x`[DW], `s_w`[DW], `s_dy`[DW], `s_b`[DW] | `m`[ACCW] |" in text
+    stale = text.replace(tables(), f"{BEGIN}\nold\n{END}")
+    assert updated(stale) == text
+    with pytest.raises(FpdeepError, match="must hold the markers"):
+        updated("no markers")

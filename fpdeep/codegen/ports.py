@@ -160,7 +160,8 @@ UNIT_RTL: Mapping[str, tuple[Part, ...]] = MappingProxyType({
     # the controller sets <unit>_bwd per task: it also picks the requantisation shift
     "relu": (Part(RELU, "ReLU of layer {layer}", inputs={"cfg_bwd": "bwd"},
                   by_direction={"cfg_shift": "bwd"}),),
-    # one engine per direction: the backward one reads the argmax the forward one kept
+    # one engine per direction: the engine accumulates its backward result into the buffer
+    # its forward pass writes
     "pool": (_pool_part("fp", "forward"), _pool_part("bp", "backward")),
     "add": (Part(ADD, "residual Add of layer {layer}"),
             Part(FANOUT, "error fan-out of layer {layer}", suffix="_bp", values="backward")),
