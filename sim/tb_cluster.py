@@ -25,10 +25,13 @@ from cocotb.utils import get_sim_time
 from fpdeep_tb import PERIOD_NS, reset, signed, tb_args
 
 import fpdeep
+from fpdeep.codegen.board import board_ports
 from fpdeep.design.lower import BuildInfo, Design, read_design_document
 from fpdeep.golden import loss as golden_loss
 from fpdeep.golden import sgd
 from fpdeep.golden import step as golden_step
+from fpdeep.hwlib import SGD
+from fpdeep.hwlib.signature import IDLE_LOW
 from fpdeep.ops import spec
 from fpdeep.schedule.tasks import (
     ELEM_BYTES,
@@ -497,9 +500,10 @@ async def run_sgd(cl: Cluster, tr: Trainer, board: int) -> None:
             if role not in tr.params[name]:
                 continue
             cl.sig(board, p, "cfg_mb").value = mb
-            cl.sig(board, p, "cfg_sb").value = (frac + rb - g_fmt.frac) & 0x7F
+            cl.sig(board, p, "cfg_sb").value = SGD.encode("cfg_sb", frac + rb - g_fmt.frac)
             cl.sig(board, p, "cfg_mlr").value = mlr
-            cl.sig(board, p, "cfg_slr").value = (g_fmt.frac + rlr - w_fmt.frac) & 0x7F
+            cl.sig(board, p, "cfg_slr").value = SGD.encode("cfg_slr",
+                                                           g_fmt.frac + rlr - w_fmt.frac)
             w = tr.params[name][role]
             old = w[s["lo"]:s["hi"]]
             streams = {f"{p}_s_g": (acc.ravel().tolist(), {}),
@@ -508,27 +512,26 @@ async def run_sgd(cl: Cluster, tr: Trainer, board: int) -> None:
             w[s["lo"]:s["hi"]] = np.array(new, dtype=np.int64).reshape(old.shape)
 
 
-LINK_WORD = 16  # bits per link word; a raw 48-bit partial sum is three words, low first
-
-
 async def run_link(cl: Cluster, tr: Trainer, task) -> None:
     """Move the task's item from one board to its neighbour through the RTL link framing and
-    link model: encoded as 16-bit words, decoded on the far side, where later tasks read it."""
+    link model: encoded as data words (a raw partial sum is several, low first), decoded on the
+    far side, where later tasks read it."""
     (a, b), = link_hops(task)
     value = tr.get(task.image, task.item, a)
     per = RAW_BYTES // ELEM_BYTES if parse_item(task.item)[0] == "psum" else 1
-    mask = (1 << LINK_WORD) - 1
-    words = [(int(v) >> (LINK_WORD * k)) & mask for v in value.ravel() for k in range(per)]
+    word = cl.design["data_width"]  # the link streams carry the boards' data words
+    mask = (1 << word) - 1
+    words = [(int(v) >> (word * k)) & mask for v in value.ravel() for k in range(per)]
     if len(words) * ELEM_BYTES != task.bytes:
         raise Stalled(f"link {a} -> {b}: {task.item} is {len(words)} words, the schedule "
                       f"says {task.bytes} bytes")
     side, other = ("east", "west") if b > a else ("west", "east")
     sender = cocotb.start_soon(cl.send(a, {f"{side}_s": (words, {})}))
-    got = [w & mask for w in await cl.drain(b, other, len(words), width=LINK_WORD)]
+    got = [w & mask for w in await cl.drain(b, other, len(words), width=word)]
     await sender
     groups = np.array(got, dtype=np.int64).reshape(-1, per)
-    raw = sum(groups[:, k] << (LINK_WORD * k) for k in range(per))
-    width = LINK_WORD * per
+    raw = sum(groups[:, k] << (word * k) for k in range(per))
+    width = word * per
     decoded = np.where(raw >= 1 << (width - 1), raw - (1 << width), raw)
     tr.put(task.image, task.item, b, decoded.reshape(value.shape))
 
@@ -639,32 +642,12 @@ async def cluster_trains(dut):
     cl = Cluster(dut, design, built, args)
     tr = Trainer(args, design, built, info)
     tr.lr = float(args["lr"])
-    for b in design["boards"]:
-        for s in b["slices"]:
-            for e in s["engines"].values():
-                for port in ("start", "flush", "m_ready", "s_x_valid", "s_w_valid",
-                             "s_dy_valid", "s_b_valid"):
-                    cl.sig(b["index"], e["ident"], port).value = 0
-    for b in design["boards"]:
-        for u in b["units"]:
-            ident = u["ident"]
-            inputs = {"relu": ["s_x", "s_e"], "sgd": ["s_g", "s_w"], "fanin": ["s_a", "s_b"],
-                      "loss": ["s_t", "s_z"],
-                      "psum": ["s_a", "s_b"],
-                      "add": ["s_a", "s_b", "bp_s"],
-                      "pool": ["fp_s_x", "fp_s_m", "bp_s_x", "bp_s_m", "fp_start", "bp_start"]}
-            outputs = {"pool": ["fp_m", "bp_m"], "add": ["m", "bp_m_a", "bp_m_b"]}
-            for name in inputs[u["kind"]]:
-                port = name if name.endswith("start") else f"{name}_valid"
-                cl.sig(b["index"], ident, port).value = 0
-            for name in outputs.get(u["kind"], ["m"]):
-                cl.sig(b["index"], ident, f"{name}_ready").value = 0
-            if u["kind"] == "relu":
-                cl.sig(b["index"], u["ident"], "bwd").value = 0
-        for side in ("east", "west"):
-            if hasattr(dut, f"b{b['index']}_{side}_s_valid"):
-                cl.sig(b["index"], side, "s_valid").value = 0
-                cl.sig(b["index"], side, "m_ready").value = 0
+    # nothing moves or starts before the controller drives it: every handshake, control and
+    # configuration input of every board idles low
+    for b in built.boards:
+        for port in board_ports(built, b):
+            if port.direction == "input" and port.role in IDLE_LOW and not port.link:
+                getattr(dut, f"b{b.index}_{port.name}").value = 0
     await reset(dut)
     # the loss unit's 2^(i/256) table, once after reset (before any step is timed)
     loss_board, loss = next((b["index"], u["ident"]) for b in design["boards"]

@@ -1,14 +1,23 @@
-"""Shared test helpers: the onnx package's model-zoo graphs and tiny hand-built models."""
+"""Shared test helpers: the onnx package's model-zoo graphs and tiny hand-built models, and
+running a hardware block's cocotb testbench from beside its runner (tests/hw/)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+
+from fpdeep.cosim.simulator import (
+    DEFAULT_SIMULATOR,
+    SimResult,
+    default_build_root,
+    hw_sources,
+    run_cocotb,
+)
 
 # Relative tolerance for a float64 result checked against another correct evaluation of it
 # (another formula, order of summation or memory layout): each operation rounds by at most
@@ -81,3 +90,34 @@ def tiny_cnn(classes: int = 4) -> onnx.ModelProto:
         tensor("w3", rand(classes, 6 * 2 * 2, seed=2)), tensor("b3", rand(classes, seed=3)),
     ]
     return make_model(nodes, initializers=inits)
+
+
+#: The block tests; their testbenches import its stream models (tests/hw/stream_models.py).
+HW_TESTS = Path(__file__).resolve().parent / "hw"
+
+
+@pytest.fixture
+def run_testbench(request, tmp_path):
+    """``run(toplevel=..., test_module=...)`` builds ``toplevel`` from its hw/ module (or the
+    files ``sources``) and runs the cocotb ``test_module`` found beside the calling test. The
+    testbench gets ``tb_args`` and, as ``tb_args["parameters"]``, the HDL ``parameters``, so it
+    works out the declared widths of the build it drives."""
+    folder = Path(request.path).resolve().parent
+
+    def run(*, toplevel: str, test_module: str, parameters: Mapping[str, object] | None = None,
+            tb_args: Mapping[str, object] | None = None, sources: Sequence[Path] | None = None,
+            simulator: str = DEFAULT_SIMULATOR) -> SimResult:
+        params = dict(parameters or {})
+        return run_cocotb(
+            simulator=simulator,
+            toplevel=toplevel,
+            sources=hw_sources(toplevel) if sources is None else sources,
+            parameters=params,
+            test_module=test_module,
+            build_root=default_build_root(),
+            test_dir=tmp_path,
+            tb_args={**(tb_args or {}), "parameters": params},
+            test_paths=[folder, HW_TESTS],
+        )
+
+    return run

@@ -7,7 +7,7 @@ import re
 import pytest
 
 import fpdeep
-from fpdeep.codegen.board import board_values, cluster_values
+from fpdeep.codegen.board import board_ports, board_values, cluster_values
 from fpdeep.codegen.render import render
 from fpdeep.design.lower import lower
 from fpdeep.design.names import RESERVED
@@ -149,3 +149,35 @@ def test_numerics_the_engines_do_not_compute_are_refused(network):
     with pytest.raises(FpdeepError, match="numerics with 40-bit accumulators: the generated "
                                           "engines accumulate in 48 bits"):
         lower(network, _plan(network, 1), numerics=Numerics(acc_width=40))
+
+
+@pytest.mark.parametrize("boards", [1, 3])
+def test_every_instance_connects_each_declared_port_once(network, boards):
+    from fpdeep.hwlib import MODULES
+
+    d = lower(network, _plan(network, boards))
+    instances = [i for b in d.boards for i in board_values(d, b)["instances"]]
+    instances += cluster_values(d)["link_models"]
+    for inst in instances:
+        ports = MODULES[inst.module].ports(**dict(inst.params))
+        connected = [c for c, _ in inst.connections]
+        assert sorted(connected) == sorted(p.name for p in ports), inst.name
+        widths = {p.name: p.width for p in ports}
+        for name, width, value in inst.localparams:
+            assert value.startswith(f"{width}'h")
+            field = next(c for c, e in inst.connections if name in e)
+            assert widths[field] == width, (inst.name, name)
+    # the board ports are the module ports under the unit's name: the ReLU's shift is chosen
+    # by its direction input, the SGD constants come from the host at run time
+    ports = {p.name: p for b in d.boards for p in board_ports(d, b)}
+    relu = next(u for b in d.boards for u in b.units if u.kind == "relu")
+    assert ports[f"{relu.ident}_bwd"].width == 1 and f"{relu.ident}_cfg_shift" not in ports
+    assert ports["sgd_cfg_mb"].width == 17 and ports["sgd_s_g_data"].width == 48
+
+
+def test_an_unknown_unit_kind_names_the_known_ones():
+    from fpdeep.codegen.ports import unit_parts
+
+    with pytest.raises(FpdeepError, match="unit kind 'gelu' has no RTL; valid kinds: relu, "
+                                          "pool, add, fanin, psum, loss, sgd"):
+        unit_parts("gelu")

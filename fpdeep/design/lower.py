@@ -30,7 +30,7 @@ from fpdeep.design.engine import (
 from fpdeep.design.mapping import RTL_MAPPING
 from fpdeep.design.names import Namer
 from fpdeep.design.units import (
-    LOSS_LABEL_BITS,
+    LOSS_CLASS_LIMIT,
     LinkModel,
     UnitDesign,
     fan_in_unit,
@@ -189,8 +189,8 @@ def check_buildable(network: Network, plan: Plan, *, numerics: Numerics | None =
                         "generated boards hold every tensor on chip: use more boards or a "
                         "larger board")
     classes = math.prod(network.layers[-1].out_shape)
-    if classes >= 1 << LOSS_LABEL_BITS:
-        problems.append(f"the loss unit takes fewer than {1 << LOSS_LABEL_BITS} classes, the "
+    if classes >= LOSS_CLASS_LIMIT:
+        problems.append(f"the loss unit takes fewer than {LOSS_CLASS_LIMIT} classes, the "
                         f"network has {classes}")
     layers = [f"{layer.name!r} ({layer.op}): {why}" for layer in network.layers
               if (why := _layer_problem(network, layer)) is not None]

@@ -14,9 +14,10 @@ from types import MappingProxyType
 
 import numpy as np
 
-from fpdeep.design.engine import AFFINE_BITS, COUNT_BITS, _pack, jumps
+from fpdeep.design.engine import _pack, jumps
 from fpdeep.errors import FpdeepError, require_positive_int
 from fpdeep.golden import pool as golden_pool
+from fpdeep.hwlib import POOL
 from fpdeep.ir import PoolAttrs
 from fpdeep.numerics import reciprocal_table
 from fpdeep.planning.perf import pool_cycles
@@ -26,12 +27,14 @@ POOL_MODES: Mapping[str, int] = MappingProxyType(
     {"max_fwd": 0, "max_bwd": 1, "avg_fwd": 2, "avg_bwd": 3}
 )
 #: Tap-index / count bits of the RTL (parameter KB): Kh * Kw must stay below 2**TAP_BITS.
-TAP_BITS = 8
+TAP_BITS = POOL.params["KB"]
 #: Width of the reciprocal-table entries (RTL parameter MB): M_c < 2**(r + 1) and
 #: r = 15 + ceil(log2 cmax) <= 15 + TAP_BITS, so small counts need more than 17 bits.
-RECIP_BITS = 24
-#: Shift range of the RTL's requantiser (7-bit two's complement).
-SHIFT_RANGE = (-64, 63)
+RECIP_BITS = POOL.params["MB"]
+#: Widths of the engine's counters and affine quantities (RTL parameters CW, AW).
+COUNT_BITS, AFFINE_BITS = POOL.params["CW"], POOL.params["AW"]
+#: Shift range of the RTL's requantiser: what its shift field holds.
+SHIFT_RANGE = POOL.signed_range("cfg_shift")
 
 
 @dataclass(frozen=True)
@@ -122,11 +125,11 @@ def pool_config(shape: PoolShape, *, mode: str, in_frac: int, out_frac: int) -> 
         "cfg_kh": kh,
         "cfg_kw": kw,
         # counted region (docs/numerics.md §7): the image, or image plus pads; two's complement
-        "cfg_rlo": (-pt if include else 0) & 0xFFFF,
+        "cfg_rlo": POOL.encode("cfg_rlo", -pt if include else 0),
         "cfg_rhi": h + pb if include else h,
-        "cfg_clo": (-pl if include else 0) & 0xFFFF,
+        "cfg_clo": POOL.encode("cfg_clo", -pl if include else 0),
         "cfg_chi": w + pr if include else w,
-        "cfg_shift": shift & 0x7F,
+        "cfg_shift": POOL.encode("cfg_shift", shift),
         "cfg_in_count": n_y if mode.endswith("bwd") else n_x,
         "cfg_out_count": n_x if mode.endswith("bwd") else n_y,
     }

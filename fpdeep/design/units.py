@@ -9,24 +9,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fpdeep.design.mapping import ENGINE, LOSS, RTL_MAPPING, VIEW
+from fpdeep.design import mapping
+from fpdeep.design.mapping import RTL_MAPPING
 from fpdeep.design.pool import PoolShape, pool_config
 from fpdeep.errors import FpdeepError
 from fpdeep.golden.loss import LOSSES
+from fpdeep.hwlib import ADD, FANOUT, LOSS, PSUM, RELU
 from fpdeep.ir import Layer, Network
 from fpdeep.numerics import Numerics, scale_constant
 from fpdeep.ops import pool_window
-
-#: Shift inputs of the units are 7-bit two's complement (RTL parameter SW = 7).
-SHIFT_BITS = 7
-
-
-#: Mantissa width of the SGD unit's 1/B and learning-rate constants (RTL parameter MW).
-SGD_MANTISSA_BITS = 17
-
-
-#: Left-shift field width of fpdeep_add (RTL parameter LW).
-ADD_SHIFT_BITS = 5
 
 
 @dataclass(frozen=True)
@@ -58,7 +49,8 @@ def layer_unit(network: Network, layer: Layer, *, ident: str, board: int,
     none exists (``check_buildable`` refuses those)."""
     rtl = RTL_MAPPING.get(layer.op)
     kind = rtl.kind if rtl is not None else None
-    if kind in (None, ENGINE, VIEW, LOSS) or (kind == "add" and len(layer.inputs) != 2):
+    not_a_unit = (None, mapping.ENGINE, mapping.VIEW, mapping.LOSS)
+    if kind in not_a_unit or (kind == "add" and len(layer.inputs) != 2):
         return None
     if kind == "add":
         return _add_unit(network, layer, ident=ident, board=board, numerics=numerics)
@@ -67,8 +59,8 @@ def layer_unit(network: Network, layer: Layer, *, ident: str, board: int,
     err_in, err_out = numerics.fmt("err", src).frac, numerics.fmt("err", layer.name).frac
     if kind == "relu":
         return UnitDesign("relu", layer.name, ident, board, {},
-                          {"cfg_shift": (act_in - act_out) % (1 << SHIFT_BITS)},
-                          {"cfg_shift": (err_out - err_in) % (1 << SHIFT_BITS)},
+                          {"cfg_shift": RELU.encode("cfg_shift", act_in - act_out)},
+                          {"cfg_shift": RELU.encode("cfg_shift", err_out - err_in)},
                           {"elements": math.prod(layer.in_shape)})
     c, h, w = layer.in_shape
     shape = PoolShape.of(pool_window(layer), c=c, in_hw=(h, w))
@@ -92,13 +84,14 @@ def _add_unit(network: Network, layer: Layer, *, ident: str, board: int,
     top = max(acts)
     fy, fe = numerics.fmt("act", layer.name).frac, numerics.fmt("err", layer.name).frac
     lefts = [top - f for f in acts]
-    if max(lefts) >= 1 << ADD_SHIFT_BITS:
+    if max(lefts) > ADD.mask("cfg_la"):
         raise FpdeepError(f"layer {layer.name!r}: Add inputs differ by {max(lefts)} fractional "
-                          f"bits; the add unit aligns at most {(1 << ADD_SHIFT_BITS) - 1}")
-    mod = 1 << SHIFT_BITS
+                          f"bits; the add unit aligns at most {ADD.mask('cfg_la')}")
     return UnitDesign("add", layer.name, ident, board, {},
-                      {"cfg_la": lefts[0], "cfg_lb": lefts[1], "cfg_shift": (top - fy) % mod},
-                      {"cfg_shift_a": (fe - errs[0]) % mod, "cfg_shift_b": (fe - errs[1]) % mod},
+                      {"cfg_la": lefts[0], "cfg_lb": lefts[1],
+                       "cfg_shift": ADD.encode("cfg_shift", top - fy)},
+                      {"cfg_shift_a": FANOUT.encode("cfg_shift_a", fe - errs[0]),
+                       "cfg_shift_b": FANOUT.encode("cfg_shift_b", fe - errs[1])},
                       {"elements": math.prod(layer.out_shape)})
 
 
@@ -109,11 +102,8 @@ def fan_in_unit(tensor: str, shape: Sequence[int], *, ident: str, board: int) ->
                       {"elements": math.prod(shape), "tensor": tensor})
 
 
-#: Label sideband width of fpdeep_loss (RTL parameter LW) and its divider width (DIVW).
-LOSS_LABEL_BITS = 8
-
-
-LOSS_DIVIDER_BITS = 48
+#: The loss unit numbers the classes with its label sideband, so it takes fewer than this.
+LOSS_CLASS_LIMIT = 1 << LOSS.width("s_z_label")
 
 
 def loss_unit(network: Network, logits: str, *, classes: int, ident: str, board: int,
@@ -122,16 +112,16 @@ def loss_unit(network: Network, logits: str, *, classes: int, ident: str, board:
     (the difference times the 16-bit constant of 2/N)."""
     if loss not in LOSSES:
         raise FpdeepError(f"loss {loss!r} is not supported; choose one of {', '.join(LOSSES)}")
-    if classes >= 1 << LOSS_LABEL_BITS:
-        raise FpdeepError(f"the loss unit takes fewer than {1 << LOSS_LABEL_BITS} classes, "
+    if classes >= LOSS_CLASS_LIMIT:
+        raise FpdeepError(f"the loss unit takes fewer than {LOSS_CLASS_LIMIT} classes, "
                           f"the network has {classes}")
     owner = _owner(network, logits)
     fz, fe = numerics.fmt("act", owner).frac, numerics.fmt("err", owner).frac
     mse_m, mse_r = scale_constant(2 / classes) if loss == "mse" else (0, 0)
-    mse_shift = (fz + mse_r - fe) % (1 << SHIFT_BITS) if loss == "mse" else 0
+    mse_shift = LOSS.encode("cfg_mse_shift", fz + mse_r - fe) if loss == "mse" else 0
     return UnitDesign("loss", logits, ident, board, {"NMAX": _pow2(classes)},
                       {"cfg_kind": int(loss == "mse"), "cfg_n": classes,
-                       "cfg_ushift": (fz + 15 - 16) % (1 << SHIFT_BITS), "cfg_fe": fe,
+                       "cfg_ushift": LOSS.encode("cfg_ushift", fz + 15 - 16), "cfg_fe": fe,
                        "cfg_fz": fz, "cfg_mse_m": mse_m, "cfg_mse_shift": mse_shift},
                       {}, {"elements": classes, "loss": loss})
 
@@ -140,7 +130,7 @@ def psum_unit(layer: str, *, shift: int, slices: int, elements: int, ident: str,
               board: int) -> UnitDesign:
     """The reduction of a split layer's raw partial input errors (fpdeep_psum)."""
     return UnitDesign("psum", layer, ident, board, {},
-                      {"cfg_shift": shift % (1 << SHIFT_BITS)}, {},
+                      {"cfg_shift": PSUM.encode("cfg_shift", shift)}, {},
                       {"elements": elements, "slices": slices})
 
 

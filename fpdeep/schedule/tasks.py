@@ -31,8 +31,9 @@ from typing import Any
 
 from fpdeep.design.lower import Design, SliceDesign, lower
 from fpdeep.design.mapping import VIEW_OPS
-from fpdeep.design.units import LOSS_DIVIDER_BITS, LinkModel, UnitDesign
+from fpdeep.design.units import LinkModel, UnitDesign
 from fpdeep.errors import FpdeepError, require_positive_int
+from fpdeep.hwlib import LOSS
 from fpdeep.ir import Network
 from fpdeep.ops import needs_error, spec
 from fpdeep.planning import perf
@@ -143,7 +144,7 @@ def task_cycles(task: Task, *, links: Sequence[LinkModel]) -> int:
         return 2 * task.elements + LOSS_OVERHEAD  # load the logits, then one error per cycle
     if task.kind == "unit" and task.rtl == "loss":
         # per class: load, exp, a restoring division of one bit per cycle and the emit
-        return task.elements * (LOSS_DIVIDER_BITS + 4) + LOSS_OVERHEAD
+        return task.elements * (LOSS.params["DIVW"] + 4) + LOSS_OVERHEAD
     if task.kind == "unit" and task.rtl == "psum":  # one pass per partial after the first
         return task.tensors * (task.elements + STREAM_OVERHEAD)
     if task.kind == "unit":

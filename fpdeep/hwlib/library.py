@@ -1,0 +1,241 @@
+"""Every module of ``hw/``: its component folder, what it instantiates, and its interface.
+
+These are the RTL's facts written once. `fpdeep build` copies the modules from their folders,
+the file lists follow `compile_order`, codegen makes the board ports and instances from the
+interfaces, the testbenches drive the declared streams, and hw/README.md lists them
+(``python -m fpdeep.hwlib``). ``tests/hw/test_hw_interfaces.py`` compares every declaration
+with the module's ports as Verilator reads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+
+from fpdeep.errors import FpdeepError
+from fpdeep.hwlib.signature import (
+    CLOCK,
+    CLOCKED,
+    CONTROL,
+    DATA,
+    IN,
+    OUT,
+    Module,
+    Signal,
+    Width,
+    config,
+    sink,
+    source,
+)
+from fpdeep.numerics import ACC_WIDTH
+
+#: Requantisation shifts are 7-bit two's complement everywhere: the SW parameter of the
+#: modules that have one, and the width of the shift fields of those that do not.
+SHIFT_WIDTH = 7
+
+#: The component folders of hw/, in the order the docs list them.
+FOLDERS: Mapping[str, str] = MappingProxyType({
+    "common": "stream plumbing, memories, the requantiser and the loop nest, shared by all",
+    "engine": "the Conv/FC loop-nest engine and its MAC array and tensor walkers",
+    "pool": "the pooling engine",
+    "eltwise": "element-wise units: ReLU, residual add, error fan-out, partial sums",
+    "loss": "the loss-gradient unit",
+    "sgd": "the weight update",
+    "link": "framing between neighbouring boards",
+    "sim_models": "simulation-only models (never part of a board)",
+})
+
+
+def _in(name: str, width: Width = 1, role: str = CONTROL) -> Signal:
+    return Signal(name, IN, width, role)
+
+
+def _out(name: str, width: Width = 1, role: str = CONTROL) -> Signal:
+    return Signal(name, OUT, width, role)
+
+
+SKID_BUFFER = Module(
+    "fpdeep_skid_buffer", "common", "2-entry register slice cutting valid and ready paths",
+    {"WIDTH": 16}, (*CLOCKED, sink("s", "WIDTH"), source("m", "WIDTH")))
+
+STREAM_FIFO = Module(
+    "fpdeep_stream_fifo", "common", "FIFO, any depth, first-word fall-through",
+    {"WIDTH": 16, "DEPTH": 4},
+    (*CLOCKED, sink("s", "WIDTH"), source("m", "WIDTH"),
+     _out("count", "clog2(DEPTH+1)", DATA)))
+
+SDP_RAM = Module(
+    "fpdeep_sdp_ram", "common",
+    "simple dual-port RAM, `RAM_STYLE` block/ultra/distributed/auto, optional output register",
+    {"WIDTH": 16, "DEPTH": 1024, "RAM_STYLE": "auto", "OUT_REG": 0},
+    (Signal("clk", IN, 1, CLOCK), _in("wr_en"), _in("wr_addr", "clog2(DEPTH)", DATA),
+     _in("wr_data", "WIDTH", DATA), _in("rd_en"), _in("rd_addr", "clog2(DEPTH)", DATA),
+     _out("rd_data", "WIDTH", DATA)))
+
+REQUANT = Module(
+    "fpdeep_requant", "common", "round half up, arithmetic shift (signed amount), saturate",
+    {"IW": ACC_WIDTH, "OW": 16, "SW": SHIFT_WIDTH},
+    (_in("x", "IW", DATA), _in("shift", "SW", DATA), _out("y", "OW", DATA)))
+
+LOOP_NEST = Module(
+    "fpdeep_loop_nest", "common",
+    "nested counters plus affine quantities updated by adders only (host-computed jumps)",
+    {"NL": 6, "NQ": 7, "CW": 16, "AW": 32},
+    (*CLOCKED, _in("start"), _in("bound", "NL*CW", DATA), _in("init", "NQ*AW", DATA),
+     _in("jump", "NQ*NL*AW", DATA), _out("active"), _out("last"), _out("q", "NQ*AW", DATA),
+     _out("idx_o", "NL*CW", DATA)))
+
+TENSOR_WALKER = Module(
+    "fpdeep_tensor_walker", "engine",
+    "C-order walk of a lane-banked tensor (bank, address) without dividers",
+    {"CW": 16, "ADDR_W": 16},
+    (*CLOCKED, _in("restart"), _in("step"), *(_in(n, "CW", DATA) for n in ("n1", "t1", "n2", "t2")),
+     _in("p", "ADDR_W", DATA), _out("l1", "CW", DATA), _out("l2", "CW", DATA),
+     _out("addr", "ADDR_W", DATA), _out("last")))
+
+MAC_ARRAY = Module(
+    "fpdeep_mac_array", "engine",
+    "TM x TN signed multipliers (one DSP48E2 each) with row, column or no reduction, "
+    "latency 3",
+    {"TM": 2, "TN": 2, "DW": 16, "ACCW": ACC_WIDTH},
+    (*CLOCKED, _in("in_valid"), _in("reduce", 2, DATA), _in("a", "TM*TN*DW", DATA),
+     _in("b", "TM*TN*DW", DATA), _out("out_valid"), _out("sum", "TM*TN*ACCW", DATA)))
+
+ENGINE = Module(
+    "fpdeep_engine", "engine",
+    "unified Conv/FC loop-nest engine: FP / BP / WG, bias, bias gradient, mini-batch "
+    "accumulation",
+    {"TM": 2, "TN": 2, "DW": 16, "ACCW": ACC_WIDTH, "CW": 16, "AW": 32, "XD": 64, "WD": 64,
+     "YD": 64, "RD": 64, "BD": 4},
+    (*CLOCKED,
+     config("cfg_mode", 2), config("cfg_co", "CW"), config("cfg_ci", "CW"),
+     config("cfg_h", "CW"), config("cfg_w", "CW"), config("cfg_bound", "6*CW"),
+     config("cfg_init", "7*AW"), config("cfg_jump", "7*6*AW"),
+     config("cfg_shift", SHIFT_WIDTH), config("cfg_raw", 1), config("cfg_hold", 1),
+     config("cfg_bias", 1), config("cfg_bias_shift", 6),
+     *(config(f"cfg_{w}", "5*CW") for w in ("ld_x", "ld_w", "ld_dy", "ld_b", "drain",
+                                            "drain_b")),
+     *(sink(f"s_{operand}", "DW") for operand in ("x", "w", "dy", "b")),
+     _in("start"), _in("flush"), _out("busy"), _out("done"), _out("err_frame"),
+     source("m", "ACCW")),
+    uses=("fpdeep_sdp_ram", "fpdeep_tensor_walker", "fpdeep_loop_nest", "fpdeep_mac_array",
+          "fpdeep_requant"))
+
+POOL = Module(
+    "fpdeep_pool", "pool", "MaxPool (argmax) / AveragePool / GAP, forward and backward",
+    # KB: tap-index / count bits (Kh*Kw < 2^KB); MB: reciprocal-table entry bits
+    {"DW": 16, "ACCW": ACC_WIDTH, "CW": 16, "AW": 32, "KB": 8, "MB": 24, "XD": 256, "YD": 64},
+    (*CLOCKED,
+     config("cfg_mode", 2), config("cfg_bound", "5*CW"), config("cfg_init", "5*AW"),
+     config("cfg_jump", "5*5*AW"),
+     *(config(f"cfg_{n}", "CW") for n in ("h", "w", "kh", "kw", "rlo", "rhi", "clo", "chi")),
+     config("cfg_shift", SHIFT_WIDTH), config("cfg_in_count", "AW"),
+     config("cfg_out_count", "AW"),
+     sink("s_m", "MB", last=None), sink("s_x", "DW", side=(("arg", "KB"),)),
+     _in("start"), _out("busy"), _out("done"), _out("err_frame"),
+     source("m", "DW", side=(("arg", "KB"),))),
+    uses=("fpdeep_sdp_ram", "fpdeep_loop_nest", "fpdeep_requant"))
+
+RELU = Module(
+    "fpdeep_relu", "eltwise", "ReLU forward and backward mask", {"DW": 16, "SW": SHIFT_WIDTH},
+    (*CLOCKED, config("cfg_bwd", 1), config("cfg_shift", "SW"), sink("s_x", "DW"),
+     sink("s_e", "DW"), source("m", "DW")),
+    uses=("fpdeep_requant",))
+
+ADD = Module(
+    "fpdeep_add", "eltwise", "residual add (aligned, one requantisation) and error fan-in",
+    # LW: left shifts 0 .. 2^LW - 1
+    {"DW": 16, "SW": SHIFT_WIDTH, "LW": 5},
+    (*CLOCKED, config("cfg_la", "LW"), config("cfg_lb", "LW"), config("cfg_shift", "SW"),
+     sink("s_a", "DW"), sink("s_b", "DW"), source("m", "DW")),
+    uses=("fpdeep_requant",))
+
+FANOUT = Module(
+    "fpdeep_fanout", "eltwise", "error fan-out to two readers, each converted",
+    {"DW": 16, "SW": SHIFT_WIDTH},
+    (*CLOCKED, config("cfg_shift_a", "SW"), config("cfg_shift_b", "SW"), sink("s", "DW"),
+     source("m_a", "DW"), source("m_b", "DW")),
+    uses=("fpdeep_requant",))
+
+PSUM = Module(
+    "fpdeep_psum", "eltwise",
+    "sum of a split layer's raw partial input errors; the final pass requantises",
+    {"DW": 16, "ACCW": ACC_WIDTH, "SW": SHIFT_WIDTH},
+    (*CLOCKED, config("cfg_final", 1), config("cfg_shift", "SW"), sink("s_a", "ACCW"),
+     sink("s_b", "ACCW"), source("m", "ACCW")),
+    uses=("fpdeep_requant",))
+
+LOSS = Module(
+    "fpdeep_loss", "loss",
+    "loss gradient: fixed-point softmax cross-entropy and MSE; exp table streamed on `s_t`",
+    # NMAX classes; LW label bits; DIVW divider width (one quotient bit per cycle)
+    {"DW": 16, "NMAX": 16, "LW": 8, "DIVW": 48},
+    (*CLOCKED, config("cfg_kind", 1), config("cfg_n", "LW"),
+     config("cfg_ushift", SHIFT_WIDTH), config("cfg_fe", 6), config("cfg_fz", 6),
+     config("cfg_mse_m", 17), config("cfg_mse_shift", SHIFT_WIDTH),
+     sink("s_t", 17, last=None), sink("s_z", "DW", side=(("label", "LW"),)),
+     source("m", "DW")),
+    uses=("fpdeep_requant",))
+
+SGD = Module(
+    "fpdeep_sgd", "sgd", "batch mean of a gradient accumulator and the SGD step",
+    # MW: mantissa bits of the 1/B and learning-rate constants
+    {"DW": 16, "ACCW": ACC_WIDTH, "MW": 17, "SW": SHIFT_WIDTH},
+    (*CLOCKED, config("cfg_mb", "MW"), config("cfg_sb", "SW"), config("cfg_mlr", "MW"),
+     config("cfg_slr", "SW"), sink("s_g", "ACCW"), sink("s_w", "DW"), source("m", "DW")),
+    uses=("fpdeep_requant",))
+
+#: Channel-number bits of a link word, as fpdeep_link_tx/_rx compute their CHW.
+_CHW = {"CHW": "max(clog2(NCH), 1)"}
+
+LINK_TX = Module(
+    "fpdeep_link_tx", "link",
+    "packet framing of NCH streams over one link word `{channel, last, data}`",
+    {"DW": 16, "NCH": 2},
+    (*CLOCKED, sink("s", "NCH*DW", last="NCH", lanes="NCH"),
+     source("m", "CHW+DW+1", last=None)),
+    derived=_CHW)
+
+LINK_RX = Module(
+    "fpdeep_link_rx", "link", "the link word back into NCH streams (one data bus for all)",
+    {"DW": 16, "NCH": 2},
+    (sink("s", "CHW+DW+1", last=None), source("m", "DW", lanes="NCH")),
+    derived=_CHW)
+
+LINK_MODEL = Module(
+    "fpdeep_link_model", "sim_models", "link latency and bandwidth (token bucket)",
+    {"W": 18, "DEPTH": 256, "CW": 16},
+    (*CLOCKED, config("cfg_latency", "CW"), config("cfg_num", "CW"), config("cfg_den", "CW"),
+     sink("s", "W", last=None), source("m", "W", last=None)),
+    sim_only=True)
+
+#: Every module of hw/ by name, in the order the docs list them.
+MODULES: Mapping[str, Module] = MappingProxyType({m.name: m for m in (
+    SKID_BUFFER, STREAM_FIFO, SDP_RAM, REQUANT, LOOP_NEST, TENSOR_WALKER, MAC_ARRAY, ENGINE,
+    POOL, RELU, ADD, FANOUT, PSUM, LOSS, SGD, LINK_TX, LINK_RX, LINK_MODEL)})
+
+
+def module(name: str) -> Module:
+    """The declaration of hw module ``name``; FpdeepError listing the known ones."""
+    found = MODULES.get(name)
+    if found is None:
+        raise FpdeepError(f"hw module {name!r} does not exist; known modules: "
+                          f"{', '.join(sorted(MODULES))}.")
+    return found
+
+
+def compile_order(names: Iterable[str]) -> tuple[Module, ...]:
+    """The modules ``names`` and everything they instantiate, each once, every module after
+    the ones it uses (and otherwise in the order given)."""
+    order: dict[str, Module] = {}
+
+    def visit(name: str) -> None:
+        if name not in order:
+            m = module(name)
+            for used in m.uses:
+                visit(used)
+            order[name] = m
+
+    for name in names:
+        visit(name)
+    return tuple(order.values())

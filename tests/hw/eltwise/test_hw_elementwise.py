@@ -1,0 +1,32 @@
+"""Element-wise units in simulation, bit-exact against the golden model: ReLU, residual add
+and error fan-in, error fan-out; on every simulator found (Verilator always, Icarus where it
+is installed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fpdeep.cosim.simulator import available_simulators, simulator_available
+
+pytestmark = [
+    pytest.mark.sim,
+    pytest.mark.skipif(not simulator_available(), reason="Verilator is not installed"),
+]
+
+# unit -> (top module, testbench, its arguments)
+UNITS = {
+    # equal formats, fewer fractional bits out (rounding), more out (left shift + clamp)
+    "relu": ("fpdeep_relu", "tb_relu", {"formats": [[10, 10], [14, 10], [8, 12]]}),
+    # (frac a, frac b, frac out); out None = error fan-in (exact sum, saturated once)
+    "residual_add": ("fpdeep_add", "tb_add",
+                     {"formats": [[10, 10, 10], [10, 12, 10], [14, 8, 12], [14, 14, None]]}),
+    # error in; one output rounds, one shifts left
+    "error_fanout": ("fpdeep_fanout", "tb_fanout", {"formats": [14, 12, 15]}),
+}
+
+
+@pytest.mark.parametrize("simulator", available_simulators())
+@pytest.mark.parametrize("unit", UNITS)
+def test_unit_bit_exact(run_testbench, unit, simulator):
+    toplevel, testbench, args = UNITS[unit]
+    run_testbench(toplevel=toplevel, test_module=testbench, tb_args=args, simulator=simulator)

@@ -1,0 +1,174 @@
+"""The loop-nest engine: its configuration (pure) and its RTL against the golden model."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+
+from fpdeep.cosim.simulator import simulator_available
+from fpdeep.design.engine import (
+    QUANTITIES,
+    EngineParams,
+    LoopShape,
+    _coefficients,
+    bounds,
+    engine_config,
+    engine_params,
+    jumps,
+)
+from fpdeep.errors import FpdeepError
+from fpdeep.golden import conv
+from fpdeep.hwlib import ENGINE
+from fpdeep.ir import ConvAttrs
+
+TM, TN = 2, 3  # channel counts below are deliberately not multiples of these
+
+# (name, case) pairs; conv cases give kernel, stride, pads (top, left, bottom, right).
+CONV_CASES = [
+    ("k3s1p1", {"kind": "conv", "ci": 4, "co": 5, "h": 5, "w": 5, "k": [3, 3], "stride": [1, 1],
+                "pads": [1, 1, 1, 1]}),
+    # full-scale operands: the requantiser's saturation is exercised
+    ("k1s2", {"kind": "conv", "ci": 3, "co": 3, "h": 6, "w": 6, "k": [1, 1], "stride": [2, 2],
+              "pads": [0, 0, 0, 0], "mag": 15}),
+    ("k5s2p2", {"kind": "conv", "ci": 2, "co": 3, "h": 7, "w": 7, "k": [5, 5], "stride": [2, 2],
+                "pads": [2, 2, 2, 2]}),
+    ("k11s4p2", {"kind": "conv", "ci": 1, "co": 2, "h": 15, "w": 15, "k": [11, 11],
+                 "stride": [4, 4], "pads": [2, 2, 2, 2]}),
+    ("k3x2s21asym", {"kind": "conv", "ci": 2, "co": 4, "h": 6, "w": 5, "k": [3, 2],
+                     "stride": [2, 1], "pads": [0, 1, 1, 0]}),
+    # output with more fractional bits than the accumulator: a negative (left) shift
+    ("fc7x5", {"kind": "fc", "ci": 7, "co": 5, "out_frac": 30}),
+]
+
+
+def _shape(case: dict) -> LoopShape:
+    if case["kind"] == "fc":
+        return LoopShape.fc(in_features=case["ci"], out_features=case["co"])
+    attrs = ConvAttrs(kernel=tuple(case["k"]), stride=tuple(case["stride"]),
+                      pads=tuple(case["pads"]))
+    hw = (case["h"], case["w"])
+    return LoopShape.conv(attrs, ci=case["ci"], co=case["co"], in_hw=hw,
+                          out_hw=conv.out_hw(attrs, hw))
+
+
+# One engine build serves every case: depths cover the largest shape.
+PARAMS = engine_params([_shape(c) for _, c in CONV_CASES], tm=TM, tn=TN)
+
+
+# ------------------------------------------------------------------------------- pure
+
+
+def _direct(shape: LoopShape, tm: int, tn: int, idx: tuple[int, ...]) -> dict[str, int]:
+    """The quantities written out from their definitions (independent of the jump algebra)."""
+    cob, cib, kh, kw, ho, wo = idx
+    _, n_cib = shape.blocks(tm, tn)
+    hi = ho * shape.sh + kh - shape.pt
+    wi = wo * shape.sw + kw - shape.pl
+    return {
+        "co0": cob * tm, "ci0": cib * tn, "hi": hi, "wi": wi,
+        "x_addr": (cib * shape.h + hi) * shape.w + wi,
+        "w_addr": ((cob * n_cib + cib) * shape.kh + kh) * shape.kw + kw,
+        "dy_addr": (cob * shape.ho + ho) * shape.wo + wo,
+    }
+
+
+@pytest.mark.parametrize(("name", "case"), CONV_CASES, ids=[n for n, _ in CONV_CASES])
+def test_jumps_track_every_quantity(name, case):
+    shape = _shape(case)
+    bound = bounds(shape, TM, TN)
+    coefs = _coefficients(shape, TM, TN)
+    q = {k: coefs[k][1] for k in QUANTITIES}
+    order = list(itertools.product(*(range(b) for b in bound)))
+    for step, idx in enumerate(order):
+        assert q == _direct(shape, TM, TN, idx), f"{name}: wrong at iteration {idx}"
+        if step + 1 < len(order):
+            nxt = order[step + 1]
+            level = next(i for i in range(len(idx)) if nxt[i] != idx[i])
+            for k in QUANTITIES:
+                q[k] += jumps(coefs[k][0], bound)[level]
+
+
+def test_iterations_is_the_ceil_formula():
+    shape = _shape(CONV_CASES[0][1])  # ci 4, co 5, 3x3, 5x5 output
+    assert shape.iterations(TM, TN) == 3 * 2 * 9 * 25
+
+
+def test_engine_config_validates():
+    shape = LoopShape.fc(in_features=4, out_features=3)
+    with pytest.raises(FpdeepError, match="valid modes are fp, bp, wg"):
+        engine_config(shape, mode="xx", tm=1, tn=1)
+    with pytest.raises(FpdeepError, match="shift must be an integer from -32 to 47"):
+        engine_config(shape, mode="fp", tm=1, tn=1, shift=-33)
+    # -1 in the shift field's two's complement: all ones
+    assert engine_config(shape, mode="fp", tm=1, tn=1, shift=-1).ports["cfg_shift"] == (
+        ENGINE.mask("cfg_shift"))
+    with pytest.raises(FpdeepError, match="tm .MAC lanes. must be a positive integer"):
+        engine_config(shape, mode="fp", tm=0, tn=1)
+    small = EngineParams(1, 1, 2, 2, 2, 2, 2)
+    with pytest.raises(FpdeepError, match="needs bank depths"):
+        engine_config(shape, mode="fp", tm=1, tn=1, params=small)
+    with pytest.raises(FpdeepError, match="groups=1 only"):
+        LoopShape.conv(ConvAttrs(kernel=(3, 3), groups=2), ci=4, co=4, in_hw=(5, 5),
+                       out_hw=(3, 3))
+    with pytest.raises(FpdeepError, match="does not fit input"):
+        LoopShape(co=1, ci=1, h=4, w=4, kh=1, kw=1, ho=9, wo=1)
+
+
+def test_engine_params_are_powers_of_two_that_fit():
+    for _, case in CONV_CASES:
+        engine_config(_shape(case), mode="wg", tm=TM, tn=TN, params=PARAMS)
+    for depth in (PARAMS.x_depth, PARAMS.w_depth, PARAMS.dy_depth, PARAMS.res_depth):
+        assert depth & (depth - 1) == 0
+
+
+# ------------------------------------------------------------------------------- RTL
+
+# A second lane split (4 x 1) checks that nothing assumes the first one; it reruns a few cases.
+SECOND = (4, 1, [1, 2, 4, 5])
+PARAMS2 = engine_params([_shape(CONV_CASES[i][1]) for i in SECOND[2]], tm=SECOND[0],
+                        tn=SECOND[1])
+
+
+@pytest.mark.parametrize(
+    ("tm", "tn", "mode"),
+    [(TM, TN, "fp"), (TM, TN, "bp"), (TM, TN, "wg"), (SECOND[0], SECOND[1], "bp"),
+     (SECOND[0], SECOND[1], "wg")],
+)
+@pytest.mark.sim
+@pytest.mark.skipif(not simulator_available(), reason="Verilator is not installed")
+def test_engine_rtl_bit_exact_and_cycles(run_testbench, tmp_path, tm, tn, mode):
+    picked = range(len(CONV_CASES)) if (tm, tn) == (TM, TN) else SECOND[2]
+    params = PARAMS if (tm, tn) == (TM, TN) else PARAMS2
+    # Bias on every other case; WG accumulates a mini-batch of two images.
+    cases = [dict(CONV_CASES[i][1], mode=mode, seed=i + 11 * len(mode) + tm, bias=i % 2 == 0,
+                  batch=2 if mode == "wg" else 1) for i in picked]
+    report = tmp_path / "cycles.json"
+    run_testbench(toplevel="fpdeep_engine", parameters=params.as_parameters(),
+                  test_module="tb_engine",
+                  tb_args={"tm": tm, "tn": tn, "cases": cases, "report": str(report)})
+    results = json.loads(report.read_text())
+    assert len(results) == len(cases)
+    for r in results:
+        for cycles in r["cycles"]:
+            assert abs(cycles - r["model"]) <= 0.02 * r["model"]
+
+
+def test_loop_shape_of_ir_layers():
+    from fpdeep.ir import FCAttrs, Layer, Op
+
+    conv_layer = Layer(name="c1", op=Op.CONV, inputs=("x",), output="y", in_shapes=((3, 8, 8),),
+                       out_shape=(6, 4, 4),
+                       attrs=ConvAttrs(kernel=(3, 3), stride=(2, 2), pads=(1, 1, 1, 1)))
+    shape = LoopShape.of_layer(conv_layer)
+    assert (shape.co, shape.ci, shape.h, shape.kh, shape.sh, shape.pt, shape.ho) == (
+        6, 3, 8, 3, 2, 1, 4)
+    assert LoopShape.of_layer(conv_layer, co=2).co == 2  # a slice of the output channels
+    fc_layer = Layer(name="f1", op=Op.FC, inputs=("y",), output="z", in_shapes=((96,),),
+                     out_shape=(10,), attrs=FCAttrs(in_features=96, out_features=10))
+    assert LoopShape.of_layer(fc_layer) == LoopShape.fc(in_features=96, out_features=10)
+    relu = Layer(name="r", op=Op.RELU, inputs=("z",), output="r", in_shapes=((10,),),
+                 out_shape=(10,))
+    with pytest.raises(FpdeepError, match="is not a Conv or FC layer"):
+        LoopShape.of_layer(relu)
