@@ -50,7 +50,9 @@ class Stalled(Exception):
     """A stream or engine made no progress: the message names board, engine and stream."""
 
 
-class Cluster:
+class Bench:
+    """The simulated cluster as the testbench drives it: its signals, clock and stall watch."""
+
     def __init__(self, dut, design: dict, built: Design, args: dict) -> None:
         self.dut = dut
         self.design = design
@@ -313,7 +315,7 @@ def _trainable_names(net) -> list[str]:
     return [ref.name for layer in net.compute_layers for ref in golden_step.trainable_refs(layer)]
 
 
-async def run_engine(cl: Cluster, tr: Trainer, task) -> None:
+async def run_engine(cl: Bench, tr: Trainer, task) -> None:
     board, s = tr.slices[(task.layer, _lo_of(tr, task))]
     layer = tr.layers[task.layer]
     lo, hi = s["lo"], s["hi"]
@@ -348,7 +350,7 @@ def _lo_of(tr: Trainer, task) -> int:
     raise KeyError(task.engine)
 
 
-async def run_flush(cl: Cluster, tr: Trainer, task) -> None:
+async def run_flush(cl: Bench, tr: Trainer, task) -> None:
     lo = _lo_of(tr, task)
     board, s = tr.slices[(task.layer, lo)]
     await cl.pulse(board, task.engine, "flush")
@@ -358,7 +360,7 @@ async def run_flush(cl: Cluster, tr: Trainer, task) -> None:
     tr.accs[(task.layer, lo)] = (out[:n].reshape((s["hi"] - s["lo"], *w.shape[1:])), out[n:])
 
 
-async def _through(cl: Cluster, board: int, unit: str, streams: dict, count: int,
+async def _through(cl: Bench, board: int, unit: str, streams: dict, count: int,
                    width: int) -> list[int]:
     """Stream into a unit and collect its output at the same time."""
     sender = cocotb.start_soon(cl.send(board, streams))
@@ -367,7 +369,7 @@ async def _through(cl: Cluster, board: int, unit: str, streams: dict, count: int
     return out
 
 
-async def run_unit(cl: Cluster, tr: Trainer, task) -> None:
+async def run_unit(cl: Bench, tr: Trainer, task) -> None:
     """A layer's RTL unit (ReLU or pooling) forward or backward, or a board's SGD update."""
     dw = cl.design["data_width"]
     if task.rtl == "sgd":
@@ -423,7 +425,7 @@ async def run_unit(cl: Cluster, tr: Trainer, task) -> None:
         tr.put(i, item("act", layer.output), board, out.reshape(layer.out_shape))
 
 
-async def run_add(cl: Cluster, tr: Trainer, task, unit: dict, layer) -> None:
+async def run_add(cl: Bench, tr: Trainer, task, unit: dict, layer) -> None:
     """Residual Add forward (two inputs joined), or its error fan-out to both inputs."""
     p, board, i, dw = unit["ident"], task.board, task.image, cl.design["data_width"]
     if task.what == "fp":
@@ -442,7 +444,7 @@ async def run_add(cl: Cluster, tr: Trainer, task, unit: dict, layer) -> None:
         tr.contribute(i, name, layer.name, board, np.array(out, dtype=np.int64))
 
 
-async def run_loss(cl: Cluster, tr: Trainer, task) -> None:
+async def run_loss(cl: Bench, tr: Trainer, task) -> None:
     """The per-sample softmax cross-entropy error of one image's logits."""
     i = task.image
     p = next(u["ident"] for b in cl.design["boards"] for u in b["units"] if u["kind"] == "loss")
@@ -453,7 +455,7 @@ async def run_loss(cl: Cluster, tr: Trainer, task) -> None:
     tr.contribute(i, tr.logits, "loss", task.board, np.array(out, dtype=np.int64))
 
 
-async def run_psum(cl: Cluster, tr: Trainer, task) -> None:
+async def run_psum(cl: Bench, tr: Trainer, task) -> None:
     """A split layer's raw partial input errors added pass by pass; the last pass
     requantises."""
     unit, i = tr.psums[task.layer], task.image
@@ -470,7 +472,7 @@ async def run_psum(cl: Cluster, tr: Trainer, task) -> None:
     tr.add_input_error(i, layer, task.board, acc)
 
 
-async def run_fan_in(cl: Cluster, tr: Trainer, task) -> None:
+async def run_fan_in(cl: Bench, tr: Trainer, task) -> None:
     """The two error contributions of a tensor summed by its fan-in unit."""
     unit, i = tr.fan_ins[task.layer], task.image
     parts = tr.contributions(i, task.layer)
@@ -484,7 +486,7 @@ async def run_fan_in(cl: Cluster, tr: Trainer, task) -> None:
     tr.errs[i][task.layer] = np.array(out, dtype=np.int64).reshape(parts[0].shape)
 
 
-async def run_sgd(cl: Cluster, tr: Trainer, board: int) -> None:
+async def run_sgd(cl: Bench, tr: Trainer, board: int) -> None:
     p, dw = "sgd", cl.design["data_width"]
     mb, rb = sgd.batch_constant(tr.batch)
     mlr, rlr = sgd.lr_constant(tr.lr)
@@ -512,7 +514,7 @@ async def run_sgd(cl: Cluster, tr: Trainer, board: int) -> None:
             w[s["lo"]:s["hi"]] = np.array(new, dtype=np.int64).reshape(old.shape)
 
 
-async def run_link(cl: Cluster, tr: Trainer, task) -> None:
+async def run_link(cl: Bench, tr: Trainer, task) -> None:
     """Move the task's item from one board to its neighbour through the RTL link framing and
     link model: encoded as data words (a raw partial sum is several, low first), decoded on the
     far side, where later tasks read it."""
@@ -536,7 +538,7 @@ async def run_link(cl: Cluster, tr: Trainer, task) -> None:
     tr.put(task.image, task.item, b, decoded.reshape(value.shape))
 
 
-async def run_task(cl: Cluster, tr: Trainer, task) -> None:
+async def run_task(cl: Bench, tr: Trainer, task) -> None:
     if task.kind == "unit" and task.rtl:
         await run_unit(cl, tr, task)
     elif task.kind == "engine":
@@ -555,7 +557,7 @@ class Controller:
     the tasks it waits for have ended and its engine, unit or link is free; a freed resource
     goes to the waiting task that comes first in the graph (the older image)."""
 
-    def __init__(self, cl: Cluster, tr: Trainer, tasks: list, progress: Path, step: int,
+    def __init__(self, cl: Bench, tr: Trainer, tasks: list, progress: Path, step: int,
                  steps: int) -> None:
         self.cl, self.tr, self.tasks = cl, tr, tasks
         self.ended = [Event() for _ in tasks]
@@ -639,7 +641,7 @@ async def cluster_trains(dut):
     args = tb_args()
     design = json.loads((Path(args["dir"]) / "design.json").read_text())
     built, _, info = read_design_document(design, "design.json")
-    cl = Cluster(dut, design, built, args)
+    cl = Bench(dut, design, built, args)
     tr = Trainer(args, design, built, info)
     tr.lr = float(args["lr"])
     # nothing moves or starts before the controller drives it: every handshake, control and

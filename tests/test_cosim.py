@@ -37,8 +37,8 @@ def _digits_plan(boards: int, cuts: tuple[int, ...] | None = None):
     cluster = fpdeep.make_cluster(board="zcu102", boards=boards)
     if cuts is None:
         return network, fpdeep.plan(network, cluster, batch=4)
-    model = chain_model(network, precision=16, pipelining="image")
-    return network, evaluate(model, cluster, cuts, strategy="fpdeep", batch=4)
+    chain = chain_model(network, precision=16, pipelining="image")
+    return network, evaluate(chain, cluster, cuts, strategy="fpdeep", batch=4)
 
 
 def _slices(plan) -> list[list[tuple[str, int, int]]]:
@@ -113,8 +113,8 @@ def test_residual_skip_across_boards_bit_exact(tmp_path):
     assert any(s[0] == first_conv for s in slices[0])
     assert not any(s[0] == last_conv for s in slices[0])
     out = tmp_path / "res"
-    model = {"model.onnx": (tmp_path / "res.onnx").read_bytes()}
-    write_build(network, plan, out, model_files=model)
+    files = {"model.onnx": (tmp_path / "res.onnx").read_bytes()}
+    write_build(network, plan, out, model_files=files)
     _check(simulate(out, RunConfig(batch=2, steps=2)), out)
 
 

@@ -150,8 +150,8 @@ def test_brute_force_never_beats_optimal(net, boards, gbps, bram):
         with pytest.raises(FpdeepError):
             plan(net, cluster, strategy="optimal")
         return
-    optimal = plan(net, cluster, strategy="optimal", model=model).totals.ii_cycles
-    fpdeep = plan(net, cluster, strategy="fpdeep", model=model).totals.ii_cycles
+    optimal = plan(net, cluster, strategy="optimal", chain=model).totals.ii_cycles
+    fpdeep = plan(net, cluster, strategy="fpdeep", chain=model).totals.ii_cycles
     assert optimal == best  # brute force never beats it, and it is a real partition
     assert optimal <= fpdeep
 

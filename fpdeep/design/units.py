@@ -9,8 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fpdeep.design import mapping
-from fpdeep.design.mapping import RTL_MAPPING
+from fpdeep.design.mapping import RTL_MAPPING, Rtl
 from fpdeep.design.pool import PoolShape, pool_config
 from fpdeep.errors import FpdeepError
 from fpdeep.golden.loss import LOSSES
@@ -48,20 +47,31 @@ def layer_unit(network: Network, layer: Layer, *, ident: str, board: int,
     """The RTL unit of a non-compute layer, or None when the controller does it (a view) or
     none exists (``check_buildable`` refuses those)."""
     rtl = RTL_MAPPING.get(layer.op)
-    kind = rtl.kind if rtl is not None else None
-    not_a_unit = (None, mapping.ENGINE, mapping.VIEW, mapping.LOSS)
-    if kind in not_a_unit or (kind == "add" and len(layer.inputs) != 2):
+    make = None if rtl is None else _UNIT_MAKERS.get(rtl.kind)
+    if make is None or (rtl.kind == "add" and len(layer.inputs) != 2):
         return None
-    if kind == "add":
-        return _add_unit(network, layer, ident=ident, board=board, numerics=numerics)
+    return make(network, layer, rtl, ident=ident, board=board, numerics=numerics)
+
+
+def _fracs(network: Network, layer: Layer, numerics: Numerics) -> tuple[int, int, int, int]:
+    """Fractional bits of (activation in, activation out, error in, error out) of ``layer``."""
     src = _owner(network, layer.inputs[0])
-    act_in, act_out = numerics.fmt("act", src).frac, numerics.fmt("act", layer.name).frac
-    err_in, err_out = numerics.fmt("err", src).frac, numerics.fmt("err", layer.name).frac
-    if kind == "relu":
-        return UnitDesign("relu", layer.name, ident, board, {},
-                          {"cfg_shift": RELU.encode("cfg_shift", act_in - act_out)},
-                          {"cfg_shift": RELU.encode("cfg_shift", err_out - err_in)},
-                          {"elements": math.prod(layer.in_shape)})
+    return (numerics.fmt("act", src).frac, numerics.fmt("act", layer.name).frac,
+            numerics.fmt("err", src).frac, numerics.fmt("err", layer.name).frac)
+
+
+def _relu_unit(network: Network, layer: Layer, rtl: Rtl, *, ident: str, board: int,
+               numerics: Numerics) -> UnitDesign:
+    act_in, act_out, err_in, err_out = _fracs(network, layer, numerics)
+    return UnitDesign("relu", layer.name, ident, board, {},
+                      {"cfg_shift": RELU.encode("cfg_shift", act_in - act_out)},
+                      {"cfg_shift": RELU.encode("cfg_shift", err_out - err_in)},
+                      {"elements": math.prod(layer.in_shape)})
+
+
+def _pool_unit(network: Network, layer: Layer, rtl: Rtl, *, ident: str, board: int,
+               numerics: Numerics) -> UnitDesign:
+    act_in, act_out, err_in, err_out = _fracs(network, layer, numerics)
     c, h, w = layer.in_shape
     shape = PoolShape.of(pool_window(layer), c=c, in_hw=(h, w))
     avg = rtl.mode == "avg"
@@ -76,7 +86,7 @@ def layer_unit(network: Network, layer: Layer, *, ident: str, board: int,
                        "table_fwd": list(fwd.table), "table_bwd": list(bwd.table)})
 
 
-def _add_unit(network: Network, layer: Layer, *, ident: str, board: int,
+def _add_unit(network: Network, layer: Layer, rtl: Rtl, *, ident: str, board: int,
               numerics: Numerics) -> UnitDesign:
     """Residual Add forward (fpdeep_add, §8) and its error fan-out (fpdeep_fanout)."""
     acts = [numerics.fmt("act", _owner(network, t)).frac for t in layer.inputs]
@@ -93,6 +103,11 @@ def _add_unit(network: Network, layer: Layer, *, ident: str, board: int,
                       {"cfg_shift_a": FANOUT.encode("cfg_shift_a", fe - errs[0]),
                        "cfg_shift_b": FANOUT.encode("cfg_shift_b", fe - errs[1])},
                       {"elements": math.prod(layer.out_shape)})
+
+
+#: The unit design of each unit kind the RTL mapping names (engines, views and the loss are
+#: not layer units).
+_UNIT_MAKERS = {"relu": _relu_unit, "pool": _pool_unit, "add": _add_unit}
 
 
 def fan_in_unit(tensor: str, shape: Sequence[int], *, ident: str, board: int) -> UnitDesign:

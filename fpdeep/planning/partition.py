@@ -212,33 +212,33 @@ def _cut_traffic(
 # ---------------------------------------------------------------------------- strategies
 
 
-def check_board_count(model: ChainModel, boards: int) -> None:
-    if boards > model.total:
+def check_board_count(chain: ChainModel, boards: int) -> None:
+    if boards > chain.total:
         raise FpdeepError(
-            f"cannot spread network {model.network!r} over {boards} boards: it has only "
-            f"{model.total} output channels/neurons in all, and each board needs at least one "
-            f"(use at most {model.total} boards)"
+            f"cannot spread network {chain.network!r} over {boards} boards: it has only "
+            f"{chain.total} output channels/neurons in all, and each board needs at least one "
+            f"(use at most {chain.total} boards)"
         )
 
 
-def partition_fpdeep(model: ChainModel, cluster: Cluster) -> tuple[int, ...]:
+def partition_fpdeep(chain: ChainModel, cluster: Cluster) -> tuple[int, ...]:
     """Cut positions (0, c1, ..., total) giving board b work in proportion to its MAC lanes."""
     n = cluster.size
-    check_board_count(model, n)
-    per_channel = model.work_per_channel
-    sizes = np.array([layer.co for layer in model.layers], dtype=np.float64)
+    check_board_count(chain, n)
+    per_channel = chain.work_per_channel
+    sizes = np.array([layer.co for layer in chain.layers], dtype=np.float64)
     before = np.concatenate([[0.0], np.cumsum(per_channel * sizes)])
     lanes = np.array([cluster.mac_lanes(b) for b in range(n)], dtype=np.float64)
     shares = np.cumsum(lanes) / lanes.sum() * before[-1]
     cuts = [0]
     for b in range(n - 1):
-        i = min(int(np.searchsorted(before, shares[b], side="right")) - 1, len(model.layers) - 1)
+        i = min(int(np.searchsorted(before, shares[b], side="right")) - 1, len(chain.layers) - 1)
         k = int(round((shares[b] - before[i]) / per_channel[i]))
-        pos = model.layers[i].offset + min(k, model.layers[i].co)
+        pos = chain.layers[i].offset + min(k, chain.layers[i].co)
         pos = max(pos, cuts[-1] + 1)  # every board gets at least one channel
-        pos = min(pos, model.total - (n - 1 - b))
+        pos = min(pos, chain.total - (n - 1 - b))
         cuts.append(pos)
-    cuts.append(model.total)
+    cuts.append(chain.total)
     return tuple(cuts)
 
 
@@ -284,13 +284,13 @@ def memory_ok(storage: Storage, limits: _Limits, ii: int, clock_mhz: float, gbps
 
 
 class _Search:
-    """Feasibility of an II for a fixed model and cluster (the optimal strategy's inner loop)."""
+    """Feasibility of an II for a fixed chain and cluster (the optimal strategy's inner loop)."""
 
-    def __init__(self, model: ChainModel, cluster: Cluster) -> None:
-        self.model = model
+    def __init__(self, chain: ChainModel, cluster: Cluster) -> None:
+        self.chain = chain
         self.cluster = cluster
         self.limits = [board_limits(cluster, b) for b in range(cluster.size)]
-        self.link_bytes = np.maximum(model.forward_bytes, model.backward_bytes)
+        self.link_bytes = np.maximum(chain.forward_bytes, chain.backward_bytes)
         self._link_cycles: dict[float, np.ndarray] = {}
 
     def link_cycles(self, gbps: float) -> np.ndarray:
@@ -312,15 +312,15 @@ class _Search:
 
     def reach(self, b: int, start: int, ii: int) -> int:
         """Furthest end position board b can take from ``start`` within the II (start if none)."""
-        model, cluster = self.model, self.cluster
+        chain, cluster = self.chain, self.cluster
         kw = {"bits": cluster.precision, "acc_bits": cluster.accumulator_bits,
               "pipelining": cluster.pipelining}
         per_mac = self.limits[b].dsp_per_mac
         dsp = 0.0
         storage = Storage()
         pos = start
-        while pos < model.total:
-            layer = model.layers[model.layer_at(pos)]
+        while pos < chain.total:
+            layer = chain.layers[chain.layer_at(pos)]
             rest = layer.co - (pos - layer.offset)
             more = dsp_needed(layer.shapes(rest), ii, per_mac, cluster.pixel_lanes)
             if self._fits(b, ii, dsp + more, storage + layer.storage(rest, **kw)):
@@ -341,8 +341,8 @@ class _Search:
 
     def cut(self, b: int, start: int, end: int, ii: int) -> int | None:
         """Largest position in (start, end] whose cut after board b the link carries in the II."""
-        if end >= self.model.total:
-            return self.model.total
+        if end >= self.chain.total:
+            return self.chain.total
         if end <= start or b >= len(self.cluster.link_gbps):  # the last board must finish
             return None
         cycles = self.link_cycles(self.cluster.link_gbps[b])[start + 1 : end + 1]
@@ -357,7 +357,7 @@ class _Search:
             if end is None:
                 return None
             cuts.append(end)
-            if end == self.model.total:
+            if end == self.chain.total:
                 return cuts
         return None
 
@@ -381,19 +381,19 @@ class _Search:
         return ok
 
 
-def cuts_exist(model: ChainModel, cluster: Cluster) -> bool:
+def cuts_exist(chain: ChainModel, cluster: Cluster) -> bool:
     """Whether any cuts fit every board's data, however slow (the optimal search's model)."""
-    return _Search(model, cluster).feasible(2**60) is not None
+    return _Search(chain, cluster).feasible(2**60) is not None
 
 
 def partition_optimal(
-    model: ChainModel, cluster: Cluster, *, upper_ii: int
+    chain: ChainModel, cluster: Cluster, *, upper_ii: int
 ) -> tuple[int, ...] | None:
     """Cuts minimising the II (binary search, greedy check), or None when no II up to
     ``upper_ii`` is feasible in the search model (which leaves out neighbour spill).
     """
-    check_board_count(model, cluster.size)
-    search = _Search(model, cluster)
+    check_board_count(chain, cluster.size)
+    search = _Search(chain, cluster)
     hi = upper_ii
     if search.feasible(hi) is None:
         return None
@@ -414,8 +414,8 @@ def _use_every_board(search: _Search, cuts: list[int], ii: int) -> tuple[int, ..
 
     A sub-range never costs more than its range, so the II does not grow on a uniform chain.
     """
-    work = search.model.work_per_channel
-    per_position = np.repeat(work, [layer.co for layer in search.model.layers])
+    work = search.chain.work_per_channel
+    per_position = np.repeat(work, [layer.co for layer in search.chain.layers])
     done = np.concatenate([[0.0], np.cumsum(per_position)])
     spare = search.spare_cuts(ii) if search.cluster.size > 1 else None
     while len(cuts) - 1 < search.cluster.size:

@@ -107,10 +107,10 @@ class DoesNotFit(FpdeepError):
     """A board's data fits neither on chip, nor in its off-chip memory, nor with a neighbour."""
 
 
-def _storage_of(model: ChainModel, cluster: Cluster, slices: Iterable[Slice]) -> Storage:
+def _storage_of(chain: ChainModel, cluster: Cluster, slices: Iterable[Slice]) -> Storage:
     total = Storage()
     for s in slices:
-        layer = model.layers[model.layer_at(_position(model, s))]
+        layer = chain.layers[chain.layer_at(_position(chain, s))]
         total = total + layer.storage(
             s.channels, bits=cluster.precision, acc_bits=cluster.accumulator_bits,
             pipelining=cluster.pipelining,
@@ -118,21 +118,21 @@ def _storage_of(model: ChainModel, cluster: Cluster, slices: Iterable[Slice]) ->
     return total
 
 
-def _position(model: ChainModel, s: Slice) -> int:
-    for layer in model.layers:
+def _position(chain: ChainModel, s: Slice) -> int:
+    for layer in chain.layers:
         if layer.name == s.layer:
             return layer.offset + s.lo
     raise KeyError(s.layer)
 
 
 def _memories(
-    model: ChainModel, cluster: Cluster, board_slices: list[tuple[Slice, ...]]
+    chain: ChainModel, cluster: Cluster, board_slices: list[tuple[Slice, ...]]
 ) -> tuple[list[MemoryPlan], list[str], list[int]]:
     """Memory plan of every board and where its spill goes; raises DoesNotFit."""
     memories: list[MemoryPlan] = []
     for b in range(cluster.size):
         lim = board_limits(cluster, b)
-        storage = _storage_of(model, cluster, board_slices[b])
+        storage = _storage_of(chain, cluster, board_slices[b])
         mem = plan_memory(storage, bram_bits=lim.bram_bits, uram_bits=lim.uram_bits)
         if not mem.buffers_fit:
             raise DoesNotFit(
@@ -146,14 +146,14 @@ def _memories(
 
 
 def evaluate(
-    model: ChainModel, cluster: Cluster, cuts: tuple[int, ...], *, strategy: str, batch: int
+    chain: ChainModel, cluster: Cluster, cuts: tuple[int, ...], *, strategy: str, batch: int
 ) -> Plan:
     """Allocate, place memory and model the performance of the partition given by ``cuts``."""
     n = cluster.size
-    by_name = {layer.name: layer for layer in model.layers}
+    by_name = {layer.name: layer for layer in chain.layers}
     clock = cluster.clock_mhz
-    board_slices = [model.slices(cuts[b], cuts[b + 1]) for b in range(n)]
-    memories, spill_to, extra_link = _memories(model, cluster, board_slices)
+    board_slices = [chain.slices(cuts[b], cuts[b + 1]) for b in range(n)]
+    memories, spill_to, extra_link = _memories(chain, cluster, board_slices)
 
     boards: list[BoardPlan] = []
     for b in range(n):
@@ -199,7 +199,7 @@ def evaluate(
                 slices=tuple(slices),
                 dsp_used=dsp_used,
                 dsp_available=board.dsp,
-                storage=_storage_of(model, cluster, board_slices[b]),
+                storage=_storage_of(chain, cluster, board_slices[b]),
                 memory=mem,
                 bram_bits_available=board.bram_bits,
                 uram_bits_available=board.uram_bits,
@@ -212,13 +212,13 @@ def evaluate(
 
     links = []
     for b in range(n - 1):
-        fwd = int(model.forward_bytes[cuts[b + 1]]) + extra_link[b]
-        bwd = int(model.backward_bytes[cuts[b + 1]]) + extra_link[b]
+        fwd = int(chain.forward_bytes[cuts[b + 1]]) + extra_link[b]
+        bwd = int(chain.backward_bytes[cuts[b + 1]]) + extra_link[b]
         gbps = cluster.link_gbps[b]
         cycles = perf.link_cycles(bytes_per_image=max(fwd, bwd), gbps=gbps, clock_mhz=clock)
         links.append(LinkPlan(b, b + 1, fwd, bwd, gbps, cycles))
-    totals = _totals(model, cluster, boards, links, batch)
-    return Plan(model.network, cluster, strategy, tuple(boards), tuple(links), totals, cuts)
+    totals = _totals(chain, cluster, boards, links, batch)
+    return Plan(chain.network, cluster, strategy, tuple(boards), tuple(links), totals, cuts)
 
 
 def _place_spill(cluster: Cluster, memories: list[MemoryPlan]) -> tuple[list[str], list[int]]:
@@ -257,7 +257,7 @@ def _place_spill(cluster: Cluster, memories: list[MemoryPlan]) -> tuple[list[str
     return spill_to, extra
 
 
-def _totals(model: ChainModel, cluster: Cluster, boards: list[BoardPlan],
+def _totals(chain: ChainModel, cluster: Cluster, boards: list[BoardPlan],
             links: list[LinkPlan], batch: int) -> Totals:
     clock = cluster.clock_mhz
     candidates = [(bp.compute_cycles, f"compute on board {bp.index}") for bp in boards]
@@ -284,7 +284,7 @@ def _totals(model: ChainModel, cluster: Cluster, boards: list[BoardPlan],
     t_batch = perf.batch_cycles(batch=batch, ii_cycles=ii, latency_cycles=latency,
                                 update_cycles=update)
     ips = perf.images_per_second(ii_cycles=ii, clock_mhz=clock)
-    macs = sum(layer.macs_per_channel * layer.co for layer in model.layers)
+    macs = sum(layer.macs_per_channel * layer.co for layer in chain.layers)
     lanes = sum(b.dsp / b.dsp_per_mac[cluster.precision] for b in cluster.boards)
     compute = [bp.compute_cycles for bp in boards]
     watts = sum(b.watts for b in cluster.boards)
@@ -319,61 +319,61 @@ def plan(
     *,
     strategy: str = "fpdeep",
     batch: int = DEFAULT_BATCH,
-    model: ChainModel | None = None,
+    chain: ChainModel | None = None,
 ) -> Plan:
     """Partition ``network`` over ``cluster`` with ``strategy``, allocate and model performance.
 
     ``optimal`` searches for the cuts of least II and keeps the ``fpdeep`` split when the search
-    finds nothing better, so it is never worse. ``model`` reuses a chain model (sweeps).
+    finds nothing better, so it is never worse. ``chain`` reuses a chain model (sweeps).
     """
     if strategy not in STRATEGIES:
         raise FpdeepError(
             f"unknown partition strategy {strategy!r}; known: {', '.join(STRATEGIES)}"
         )
     _check_batch(batch)
-    if model is None:
-        model = chain_model(network, precision=cluster.precision, pipelining=cluster.pipelining)
-    check_board_count(model, cluster.size)
+    if chain is None:
+        chain = chain_model(network, precision=cluster.precision, pipelining=cluster.pipelining)
+    check_board_count(chain, cluster.size)
     base: Plan | None = None
     failure: DoesNotFit | None = None
     try:
-        base = evaluate(model, cluster, partition_fpdeep(model, cluster), strategy="fpdeep",
+        base = evaluate(chain, cluster, partition_fpdeep(chain, cluster), strategy="fpdeep",
                         batch=batch)
     except DoesNotFit as exc:
         failure = exc
     best = base
     if strategy == "optimal":
         upper = base.totals.ii_cycles if base is not None else 2**60
-        cuts = partition_optimal(model, cluster, upper_ii=upper)
+        cuts = partition_optimal(chain, cluster, upper_ii=upper)
         if cuts is not None:
-            found = evaluate(model, cluster, cuts, strategy="optimal", batch=batch)
+            found = evaluate(chain, cluster, cuts, strategy="optimal", batch=batch)
             if best is None or found.totals.ii_cycles < best.totals.ii_cycles:
                 best = found
     if best is None:
         assert failure is not None
-        raise _no_fit(model, cluster, failure, strategy)
+        raise _no_fit(chain, cluster, failure, strategy)
     return replace(best, strategy=strategy)
 
 
-def _fits(model: ChainModel, cluster: Cluster, strategy: str) -> bool:
+def _fits(chain: ChainModel, cluster: Cluster, strategy: str) -> bool:
     """Whether the network's data fits the cluster somewhere (speed aside) with ``strategy``."""
-    cuts = partition_fpdeep(model, cluster)
+    cuts = partition_fpdeep(chain, cluster)
     try:
-        _memories(model, cluster, [model.slices(cuts[b], cuts[b + 1]) for b in range(cluster.size)])
+        _memories(chain, cluster, [chain.slices(cuts[b], cuts[b + 1]) for b in range(cluster.size)])
         return True
     except DoesNotFit:
         pass
     # optimal also places cuts by storage; with an unbounded II only capacity counts.
-    return strategy == "optimal" and cuts_exist(model, cluster)
+    return strategy == "optimal" and cuts_exist(chain, cluster)
 
 
-def _smallest(model: ChainModel, cluster: Cluster, strategy: str, limit: int) -> int | None:
+def _smallest(chain: ChainModel, cluster: Cluster, strategy: str, limit: int) -> int | None:
     """Fewest boards of the cluster's type (more than it has) that fit, up to ``limit``."""
 
     def fits(count: int) -> bool:
         sized = replace(cluster, boards=cluster.boards[:1] * count,
                         link_gbps=(cluster.link_gbps[:1] or (1.0,)) * (count - 1))
-        return _fits(model, sized, strategy)
+        return _fits(chain, sized, strategy)
 
     lo, hi = cluster.size, cluster.size  # lo does not fit
     while not fits(hi):
@@ -387,20 +387,20 @@ def _smallest(model: ChainModel, cluster: Cluster, strategy: str, limit: int) ->
 
 
 def _no_fit(
-    model: ChainModel, cluster: Cluster, failure: DoesNotFit, strategy: str
+    chain: ChainModel, cluster: Cluster, failure: DoesNotFit, strategy: str
 ) -> FpdeepError:
     """The error for a network too big for the cluster, with the smallest board count that fits."""
     n = cluster.size
-    head = f"network {model.network!r} does not fit on {n} x {cluster.boards[0].name}: {failure}"
+    head = f"network {chain.network!r} does not fit on {n} x {cluster.boards[0].name}: {failure}"
     if len({b.name for b in cluster.boards}) > 1:
         return FpdeepError(f"{head}. Add boards or use larger ones.")
-    limit = min(model.total, 4096)
-    count = _smallest(model, cluster, strategy, limit)
+    limit = min(chain.total, 4096)
+    count = _smallest(chain, cluster, strategy, limit)
     if count is None:
         return FpdeepError(f"{head}. No number of boards fits (tried up to {limit}).")
     text = f"{head}. The smallest chain that fits has {count} boards"
     if strategy == "fpdeep":
-        other = _smallest(model, cluster, "optimal", count)
+        other = _smallest(chain, cluster, "optimal", count)
         if other is not None and other < count:
             text += f" ({other} with --partition optimal, which also balances storage)"
     return FpdeepError(text + ".")
@@ -414,14 +414,14 @@ def sweep(
     batch: int = DEFAULT_BATCH,
 ) -> list[Plan | FpdeepError]:
     """One plan per cluster (typically 1..N boards); a cluster that cannot work gives its error."""
-    models: dict[tuple[int, str], ChainModel] = {}
+    chains: dict[tuple[int, str], ChainModel] = {}
     out: list[Plan | FpdeepError] = []
     for cluster in clusters:
         key = (cluster.precision, cluster.pipelining)
-        if key not in models:
-            models[key] = chain_model(network, precision=key[0], pipelining=key[1])
+        if key not in chains:
+            chains[key] = chain_model(network, precision=key[0], pipelining=key[1])
         try:
-            out.append(plan(network, cluster, strategy=strategy, batch=batch, model=models[key]))
+            out.append(plan(network, cluster, strategy=strategy, batch=batch, chain=chains[key]))
         except FpdeepError as exc:
             out.append(exc)
     return out

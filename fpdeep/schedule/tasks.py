@@ -25,7 +25,7 @@ from __future__ import annotations
 import heapq
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -124,31 +124,48 @@ def link_hops(task: Task) -> list[tuple[int, int]]:
     return [(b, b + step) for b in range(task.board, task.dst, step)]
 
 
+def _engine_cycles(task: Task) -> int:
+    """Operands in, the loop nest, results out (engines, flushes and pooling engines)."""
+    beats = max(task.loads.values(), default=0)
+    cycles = beats + LOAD_OVERHEAD if beats else 0
+    if task.run:
+        cycles += task.run + START_OVERHEAD
+    if task.drain:
+        cycles += task.drain + DRAIN_OVERHEAD
+    if task.kind == "flush":
+        cycles += FLUSH_OVERHEAD
+    return cycles
+
+
+def _loss_cycles(task: Task) -> int:
+    if task.what == "mse":
+        return 2 * task.elements + LOSS_OVERHEAD  # load the logits, then one error per cycle
+    # per class: load, exp, a restoring division of one bit per cycle and the emit
+    return task.elements * (LOSS.params["DIVW"] + 4) + LOSS_OVERHEAD
+
+
+#: Cycles of a unit task by the RTL that runs it ("": a layer the controller plays).
+_UNIT_CYCLES: dict[str, Callable[[Task], int]] = {
+    "pool": _engine_cycles,
+    "relu": lambda t: t.elements + STREAM_OVERHEAD,
+    "add": lambda t: t.elements + STREAM_OVERHEAD,
+    "fanout": lambda t: t.elements + STREAM_OVERHEAD,
+    "sgd": lambda t: t.elements + t.tensors * SGD_OVERHEAD,
+    "loss": _loss_cycles,
+    "psum": lambda t: t.tensors * (t.elements + STREAM_OVERHEAD),  # a pass per extra partial
+    "": lambda t: t.elements + UNIT_LATENCY,
+}
+
+
 def task_cycles(task: Task, *, links: Sequence[LinkModel]) -> int:
     """Modelled cycles of one task; ``links`` are the design's."""
-    if task.kind in ("engine", "flush") or task.rtl == "pool":
-        beats = max(task.loads.values(), default=0)
-        cycles = beats + LOAD_OVERHEAD if beats else 0
-        if task.run:
-            cycles += task.run + START_OVERHEAD
-        if task.drain:
-            cycles += task.drain + DRAIN_OVERHEAD
-        if task.kind == "flush":
-            cycles += FLUSH_OVERHEAD
-        return cycles
-    if task.kind == "unit" and task.rtl in ("relu", "add", "fanout"):
-        return task.elements + STREAM_OVERHEAD
-    if task.kind == "unit" and task.rtl == "sgd":
-        return task.elements + task.tensors * SGD_OVERHEAD
-    if task.kind == "unit" and task.rtl == "loss" and task.what == "mse":
-        return 2 * task.elements + LOSS_OVERHEAD  # load the logits, then one error per cycle
-    if task.kind == "unit" and task.rtl == "loss":
-        # per class: load, exp, a restoring division of one bit per cycle and the emit
-        return task.elements * (LOSS.params["DIVW"] + 4) + LOSS_OVERHEAD
-    if task.kind == "unit" and task.rtl == "psum":  # one pass per partial after the first
-        return task.tensors * (task.elements + STREAM_OVERHEAD)
+    if task.kind in ("engine", "flush"):
+        return _engine_cycles(task)
     if task.kind == "unit":
-        return task.elements + UNIT_LATENCY
+        if task.rtl not in _UNIT_CYCLES:
+            raise FpdeepError(f"no cycle model for unit {task.rtl!r}; known: "
+                              + ", ".join(repr(k) for k in _UNIT_CYCLES))
+        return _UNIT_CYCLES[task.rtl](task)
     if task.kind == "link":
         words = -(-task.bytes // ELEM_BYTES)
         return sum(hop_cycles(words, links[min(a, b)]) for a, b in link_hops(task))
