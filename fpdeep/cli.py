@@ -8,7 +8,7 @@ import signal
 import sys
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import fpdeep
@@ -162,40 +162,15 @@ def build_config(args: argparse.Namespace) -> BuildConfig:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from fpdeep.report.plan import plan_json, plan_text, sweep_rows, sweep_text
-
-    if args.boards is None and args.sweep is None:
-        raise FpdeepError("give --boards N (or --sweep A..B)")
-    config = build_config(args)
-    loaded = flow.run((flow.load,), config)
-    network = loaded.network
-    rows = None
-    if args.sweep:
-        results = fpdeep.sweep(network, [config.cluster(n) for n in args.sweep],
-                               strategy=config.partition, batch=config.batch)
-        rows = sweep_rows(list(zip(args.sweep, results, strict=True)),
-                          generated=lambda p: flow.generated_design(
-                              replace(loaded, plan=p), config))
-        if args.json != "-":
-            print(sweep_text(rows))
-    count = args.boards if args.boards is not None else max(args.sweep)
-    config = replace(config, boards=count)
-    planned = flow.plan(loaded, config)
-    result = planned.plan
-    generated = flow.generated_design(planned, config)
+    result = flow.plan_report(build_config(args), sweep=args.sweep)
     if args.json != "-":
-        print(plan_text(result, generated))
+        print(result.text())
     if args.json:
-        data = plan_json(result, generated)
-        if rows is not None:
-            data = {**data, "sweep": rows}
-        write_output(args.json, json.dumps(data, indent=2) + "\n")
+        write_output(args.json, json.dumps(result.json(), indent=2) + "\n")
         if args.json != "-":
             print(f"wrote {args.json}")
     if args.html:
-        from fpdeep.report.html import plan_html
-
-        write_output(args.html, plan_html(result, rows, generated))
+        write_output(args.html, result.html())
         if args.json != "-":
             print(f"wrote {args.html}")
     return 0
@@ -287,28 +262,7 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-
-    from fpdeep.report.plan import plan_text
-    from fpdeep.report.workload import workload_table
-
-    build, run = flow.demo_configs()
-    build = replace(build, output=Path(args.output))
-    progress = Progress()
-    print("== inspect")
-    state = flow.run(flow.PLAN_STEPS, build, progress=progress)
-    print(workload_table(state.network, state.workload, model=Path(build.model).name))
-    print("\n== plan")
-    print(plan_text(state.plan, flow.generated_design(state, build)))
-    print("== build")
-    out = flow.run((flow.lower, flow.schedule, flow.emit), build, state).output
-    print(f"wrote {out}")
-    print("\n== sim (a minute or two: Verilator builds the cluster once)")
-    result = flow.simulate(out, run, progress=progress)
-    print("\n== report")
-    text = flow.report(out)
-    print(text, end="")
-    write_output(str(Path(out) / "report.txt"), text)
-    print(f"\nthe report is in {Path(out) / 'report.txt'}")
+    result = flow.demo(args.output, show=print, progress=Progress())
     return 0 if result["match"] else 1
 
 

@@ -253,6 +253,82 @@ def report(folder: str | Path) -> str:
     return outcome_text(*load_outcome(folder))
 
 
+@dataclass(frozen=True)
+class PlanReport:
+    """A plan, the figures of the design build would make of it (or why it cannot be built),
+    and the scaling rows of a sweep: what `fpdeep plan` prints and writes."""
+
+    state: FlowState
+    generated: PipelineFigures | str
+    sweep: list[dict[str, Any]] | None = None
+
+    def text(self) -> str:
+        from fpdeep.report.plan import plan_text, sweep_text
+
+        table = "" if self.sweep is None else sweep_text(self.sweep) + "\n"
+        return table + plan_text(self.state.plan, self.generated)
+
+    def json(self) -> dict[str, Any]:
+        from fpdeep.report.plan import plan_json
+
+        data = plan_json(self.state.plan, self.generated)
+        return data if self.sweep is None else {**data, "sweep": self.sweep}
+
+    def html(self) -> str:
+        from fpdeep.report.html import plan_html
+
+        return plan_html(self.state.plan, self.sweep, self.generated)
+
+
+def plan_report(config: BuildConfig, *, sweep: Sequence[int] | None = None,
+                progress: Progress | None = None) -> PlanReport:
+    """Plan ``config`` (on ``config.boards``, else the largest count of ``sweep``), and plan
+    every count of ``sweep`` for the scaling table."""
+    from fpdeep.planning.planner import sweep as plan_counts
+    from fpdeep.report.plan import sweep_rows
+
+    if config.boards is None and not sweep:
+        raise FpdeepError("give --boards N (or --sweep A..B)")
+    loaded = run((load, analyze), config, progress=progress)
+    rows = None
+    if sweep:
+        results = plan_counts(loaded.network, [config.cluster(n) for n in sweep],
+                              strategy=config.partition, batch=config.batch)
+        rows = sweep_rows(list(zip(sweep, results, strict=True)),
+                          generated=lambda p: generated_design(replace(loaded, plan=p), config))
+    config = replace(config, boards=config.boards if config.boards is not None else max(sweep))
+    planned = plan(loaded, config)
+    return PlanReport(planned, generated_design(planned, config), rows)
+
+
+def demo(output: str | Path, *, show: Callable[[str], None],
+         progress: Progress | None = None) -> dict[str, Any]:
+    """The whole flow on the bundled example (`fpdeep demo`): ``show`` gets each stage's text;
+    returns the simulation's result, the report written to ``output/report.txt``."""
+    from fpdeep.files import write_file
+    from fpdeep.report.plan import plan_text
+    from fpdeep.report.workload import workload_table
+
+    build, run_config = demo_configs()
+    build = replace(build, output=Path(output))
+    show("== inspect")
+    state = run(PLAN_STEPS, build, progress=progress)
+    show(workload_table(state.network, state.workload, model=Path(build.model).name))
+    show("\n== plan")
+    show(plan_text(state.plan, generated_design(state, build)))
+    show("== build")
+    out = run((lower, schedule, emit), build, state).output
+    show(f"wrote {out}")
+    show("\n== sim (a minute or two: Verilator builds the cluster once)")
+    result = simulate(out, run_config, progress=progress)
+    show("\n== report")
+    text = report(out)
+    show(text.rstrip("\n"))
+    write_file(out / "report.txt", text)
+    show(f"\nthe report is in {out / 'report.txt'}")
+    return result
+
+
 def write_build(network: Network, result: Plan, out: str | Path, *,
                 model_files: dict[str, bytes], input_shape: tuple[int, ...] | None = None,
                 loss: str = "softmax_ce", numerics: Numerics | None = None,
