@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from fpdeep.hwlib.library import (
     ADD,
+    AXIL_SLAVE,
+    CSR,
     ENGINE,
     FANOUT,
     FOLDERS,
@@ -29,7 +31,7 @@ from fpdeep.hwlib.library import (
 )
 from fpdeep.hwlib.signature import Module, Port, Signal, Stream
 
-__all__ = ["ADD", "ENGINE", "FANOUT", "FOLDERS", "LINK_MODEL", "LINK_RX",
+__all__ = ["ADD", "AXIL_SLAVE", "CSR", "ENGINE", "FANOUT", "FOLDERS", "LINK_MODEL", "LINK_RX",
            "LINK_TX", "LOOP_NEST", "LOSS", "MAC_ARRAY", "MODULES", "POOL", "PSUM", "RELU",
            "REQUANT", "SDP_RAM", "SGD", "SHIFT_WIDTH", "SKID_BUFFER", "STREAM_FIFO",
            "TENSOR_WALKER", "Module", "Port", "Signal", "Stream", "compile_order", "module"]

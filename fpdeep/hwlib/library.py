@@ -23,6 +23,7 @@ from fpdeep.hwlib.signature import (
     Module,
     Signal,
     Width,
+    axi_lite_slave,
     config,
     sink,
     source,
@@ -42,6 +43,7 @@ FOLDERS: Mapping[str, str] = MappingProxyType({
     "loss": "the loss-gradient unit",
     "sgd": "the weight update",
     "link": "framing between neighbouring boards",
+    "csr": "the control and status registers on AXI4-Lite, generated from fpdeep_csr.rdl",
     "sim_models": "simulation-only models (never part of a board)",
 })
 
@@ -209,10 +211,38 @@ LINK_MODEL = Module(
      sink("s", "W", last=None), source("m", "W", last=None)),
     sim_only=True)
 
+#: The active-low synchronous reset of the modules on a board top's ports.
+_CLOCKED_N = (Signal("clk", IN, 1, CLOCK), Signal("rst_n", IN, 1, CLOCK))
+
+AXIL_SLAVE = Module(
+    "fpdeep_axil_slave", "csr",
+    "AXI4-Lite slave handshake in front of a register file: one write and one read at a time",
+    {"ADDR_W": 12},
+    (*_CLOCKED_N, *axi_lite_slave("s_axil", "ADDR_W"),
+     _out("wr_en"), _out("wr_word", "ADDR_W-2", DATA), _out("wr_data", 32, DATA),
+     _out("wr_strb", 4, DATA), _in("wr_err"), _out("rd_word", "ADDR_W-2", DATA),
+     _in("rd_data", 32, DATA), _in("rd_err")))
+
+# Generated from hw/csr/fpdeep_csr.rdl by fpdeep.codegen.csr; its register-side ports are the
+# ones the register map names (tests/hw/csr checks both this and the RTL against the map).
+CSR = Module(
+    "fpdeep_csr", "csr",
+    "control and status registers (generated from fpdeep_csr.rdl): start, soft reset, mode, "
+    "batch; status, step, cycle, busy and stall counters, stalled unit",
+    # N: counted engines and units; ADDR_W: byte address bits (the map needs 12)
+    {"N": 1, "DESIGN_HASH": 0, "ADDR_W": 12},
+    (*_CLOCKED_N, *axi_lite_slave("s_axil", "ADDR_W"),
+     _out("start"), _out("soft_reset"), _out("mode"), _out("batch", 16, DATA),
+     _in("state", 2, DATA), _in("error_code", 8, DATA), _in("step_count", 32, DATA),
+     _in("cycle_count", 64, DATA), _in("stalled_unit", 16, DATA),
+     _in("busy_count", "N*32", DATA), _in("stall_count", "N*32", DATA)),
+    uses=("fpdeep_axil_slave",))
+
 #: Every module of hw/ by name, in the order the docs list them.
 MODULES: Mapping[str, Module] = MappingProxyType({m.name: m for m in (
     SKID_BUFFER, STREAM_FIFO, SDP_RAM, REQUANT, LOOP_NEST, TENSOR_WALKER, MAC_ARRAY, ENGINE,
-    POOL, RELU, ADD, FANOUT, PSUM, LOSS, SGD, LINK_TX, LINK_RX, LINK_MODEL)})
+    POOL, RELU, ADD, FANOUT, PSUM, LOSS, SGD, LINK_TX, LINK_RX, AXIL_SLAVE, CSR,
+    LINK_MODEL)})
 
 
 def module(name: str) -> Module:

@@ -132,6 +132,26 @@ def config(name: str, width: Width) -> Signal:
 CLOCKED = (Signal("clk", IN, 1, CLOCK), Signal("rst", IN, 1, CLOCK))
 
 
+def axi_lite_slave(prefix: str, addr: Width) -> tuple[Signal, ...]:
+    """The ports of a 32-bit AXI4-Lite slave ``<prefix>_aw*, _w*, _b*, _ar*, _r*`` with
+    ``addr`` address bits, in the order AMBA lists them."""
+    channels = (
+        ("aw", (("addr", IN, addr, DATA), ("prot", IN, 3, DATA))),
+        ("w", (("data", IN, 32, DATA), ("strb", IN, 4, DATA))),
+        ("b", (("resp", OUT, 2, DATA),)),
+        ("ar", (("addr", IN, addr, DATA), ("prot", IN, 3, DATA))),
+        ("r", (("data", OUT, 32, DATA), ("resp", OUT, 2, DATA))),
+    )
+    ports = []
+    for channel, payload in channels:
+        into = payload[0][1]  # the direction the channel's payload travels
+        back = OUT if into == IN else IN
+        ports += [Signal(f"{prefix}_{channel}{name}", d, w, role) for name, d, w, role in payload]
+        ports += [Signal(f"{prefix}_{channel}valid", into, 1, VALID),
+                  Signal(f"{prefix}_{channel}ready", back, 1, READY)]
+    return tuple(ports)
+
+
 @dataclass(frozen=True)
 class Module:
     """A module of ``hw/``: where it lives, what it instantiates and its interface.
