@@ -203,7 +203,7 @@ def emit(state: FlowState, config: BuildConfig) -> FlowState:
     inputs = (config.model, *([config.board] if isinstance(config.board, Path) else []))
     out = write_folder(
         _need(state, "design", "emit"), result, config.output,
-        plan_report=plan_json(result, _need(state, "figures", "emit")),
+        network=_need(state, "network", "emit"), plan_report=plan_json(result, _need(state, "figures", "emit")),
         model_files=model_files(config.model), input_shape=config.input_shape,
         force=config.force, keep=inputs)
     return replace(state, output=out)
@@ -342,7 +342,7 @@ def write_build(network: Network, result: Plan, out: str | Path, *,
 
     built = lower_plan(network, result, numerics=numerics, loss=loss)
     figures = pipeline_figures(built, network)
-    return write_folder(built, result, out, plan_report=plan_json(result, figures),
+    return write_folder(built, result, out, network=network, plan_report=plan_json(result, figures),
                         model_files=model_files, input_shape=input_shape, force=force)
 
 

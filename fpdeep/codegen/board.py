@@ -1,59 +1,444 @@
-"""What the board and cluster templates print for a design: ports, instances, link models."""
+"""What the board and cluster templates print for a design.
+
+A board top has exactly the ports of `TOP_PORTS`: clock and reset, the host stream pair, the
+CSR slave and the east and west link streams. Inside it every resource of its layout
+(`fpdeep.codegen.layout`: an engine, a unit part, a link direction) has a sequencer and a mover
+per stream (and per side signal), the movers share the tensor store, and the host interface,
+the step control and the CSR block sit beside them.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
+from dataclasses import dataclass
 from typing import Any
 
+from fpdeep.codegen.layout import BoardLayout, Mover, Resource
 from fpdeep.codegen.ports import (
-    SIDES,
     Instance,
-    Port,
     comment_text,
     engine_instance,
-    engine_ports,
-    link_instances,
-    link_model_instances,
-    link_ports,
+    link_word_bits,
     unit_instances,
-    unit_ports,
 )
 from fpdeep.design.engine import ACC_BITS
 from fpdeep.design.lower import BoardDesign, Design
+from fpdeep.hwlib import CSR, LINK_MODEL, LINK_RX, LINK_TX
+from fpdeep.hwlib.protocol import BANK_ADDRESS_BITS, BANK_BITS, WORD_BITS, WORD_LENGTH_BITS
+from fpdeep.hwlib.signature import CLOCK, CONFIG, axi_lite_slave, axi_stream
+
+#: Host stream beats are 64 bits.
+HOST_BITS = 64
+#: Sides of a board in the chain: east towards higher board indices, west towards lower.
+SIDES = ("east", "west")
+#: Cycles without any beat moving (or an engine busy) after which a step is a deadlock.
+WATCHDOG_MIN = 1 << 16
 
 
-def board_ports(d: Design, board: BoardDesign) -> list[Port]:
-    """Every port of a board top after clk and rst, engines first, then units."""
-    ports = [port for s in board.slices for e in s.engines.values()
-             for port in engine_ports(e, d.data_width)]
-    ports += [port for u in board.units for port in unit_ports(u, d.data_width, ACC_BITS)]
-    return ports + [port for side in _sides(d, board) for port in link_ports(side, d.data_width)]
+@dataclass(frozen=True)
+class TopPort:
+    direction: str
+    width: int
+    name: str
 
 
-def _sides(d: Design, board: BoardDesign) -> list[str]:
-    """The neighbours a board has in the chain."""
-    return [side for side, ok in zip(SIDES, (board.index < len(d.boards) - 1, board.index > 0),
-                                     strict=True) if ok]
+def link_data_bits(dw: int) -> int:
+    """tdata width of the link ports: the link word in whole bytes."""
+    return -(-link_word_bits(dw) // 8) * 8
 
 
-def board_values(d: Design, board: BoardDesign) -> dict[str, Any]:
-    """What `templates/board.sv.j2` prints for one board."""
-    instances = [engine_instance(e, s, d.data_width) for s in board.slices
-                 for e in s.engines.values()]
-    for u in board.units:
-        for inst in unit_instances(u, d.data_width, ACC_BITS):
-            instances.append(Instance(inst.module, inst.name, comment_text(inst.comment),
-                                      inst.params, inst.localparams, inst.connections))
-    for side in _sides(d, board):
-        instances += link_instances(side, d.data_width)
+def top_ports(d: Design) -> list[TopPort]:
+    """The ports of every board top, in order: exactly these and no others."""
+    sigs = [*axi_stream("s_axis_host", HOST_BITS, sink=True),
+            *axi_stream("m_axis_host", HOST_BITS, sink=False),
+            *axi_lite_slave("s_axil", CSR.params["ADDR_W"])]
+    for side in SIDES:
+        sigs += [*axi_stream(f"m_axis_{side}", link_data_bits(d.data_width), sink=False),
+                 *axi_stream(f"s_axis_{side}", link_data_bits(d.data_width), sink=True)]
+    widths = {**CSR.parameters(), "ADDR_W": CSR.params["ADDR_W"]}
+    from fpdeep.hwlib.signature import evaluate
+    return ([TopPort("input", 1, "clk"), TopPort("input", 1, "rst_n")]
+            + [TopPort(s.direction, evaluate(s.width, widths), s.name) for s in sigs])
+
+
+def design_hash(d: Design) -> int:
+    """32 bits of the design's SHA-256: the CSR ID register, so a host can tell whether a
+    bitstream was built from this design."""
+    text = json.dumps(d.to_json(), sort_keys=True).encode()
+    return int.from_bytes(hashlib.sha256(text).digest()[:4], "big")
+
+
+def _vec(values: list[int], bits: int) -> str:
+    """A packed parameter vector, element 0 in the low bits."""
+    total = 0
+    for k, v in enumerate(values):
+        total |= v << (k * bits)
+    return f"{len(values) * bits}'h{total:x}"
+
+
+def _pow2_at_least(n: int) -> int:
+    return max(2, 1 << (max(n, 1) - 1).bit_length())
+
+
+def board_values(d: Design, board: BoardDesign, layout: BoardLayout,
+                 program_words: int) -> dict[str, Any]:
+    """What `templates/board.sv.j2` prints for one board; ``program_words``: the instruction
+    memory of each sequencer (train and forward-only halves)."""
+    g = _Glue(d, board, layout, program_words)
     return {"module": board.module, "index": board.index, "model": comment_text(d.model),
-            "ports": board_ports(d, board), "instances": instances}
+            "ports": top_ports(d), "wires": g.wires, "assigns": g.assigns,
+            "instances": g.instances, "resources": layout.resources}
+
+
+class _Glue:
+    """Builds a board's wires, instances and assignments."""
+
+    def __init__(self, d: Design, board: BoardDesign, layout: BoardLayout, pd: int) -> None:
+        self.d, self.board, self.layout = d, board, layout
+        self.wires: list[tuple[int, str]] = []
+        self.assigns: list[str] = []
+        self.instances: list[Instance] = []
+        self.rd_clients: list[str] = []  # prefix of each store read client
+        self.wr_clients: list[str] = []
+        self.moved: list[str] = []
+        self.frame: list[str] = []
+        self.busy: list[str] = []
+        self.pd = _pow2_at_least(pd)
+        nres = len(layout.resources)
+        self.nres = nres
+        self.wire(nres * 32, "ended_all")
+        for k in ("finished", "waiting", "running", "prog_sel"):
+            self.wire(nres, k)
+        for r, res in enumerate(layout.resources):
+            self.resource(r, res)
+        self.host()
+        self.store()
+        self.control()
+
+    def wire(self, width: int, name: str) -> str:
+        self.wires.append((width, name))
+        return name
+
+    def resource(self, r: int, res: Resource) -> None:
+        q = f"r{r}"
+        nin, nout = max(1, len(res.ins)), max(1, len(res.outs))
+        ncfg = max(1, len(res.cfg))
+        for width, name in ((nin, "in_cmd"), (nout, "out_cmd"), (nin, "in_busy"),
+                            (nout, "out_busy"), (ncfg * 48, "cfg"), (BANK_BITS, "bank"),
+                            (BANK_ADDRESS_BITS, "addr"), (WORD_LENGTH_BITS, "len"), (1, "hold"),
+                            (2, "parts"), (1, "start"), (1, "flush"), (1, "done"),
+                            (32, "ended")):
+            self.wire(width, f"{q}_{name}")
+        self.assigns.append(f"ended_all[{r * 32} +: 32] = {q}_ended")
+        if not res.ins:
+            self.assigns.append(f"{q}_in_busy = 1'b0")
+        if not res.outs:
+            self.assigns.append(f"{q}_out_busy = 1'b0")
+        self.instances.append(Instance(
+            "fpdeep_sequencer", f"u_{q}_seq", f"sequencer of {comment_text(res.name)}",
+            (("NIN", nin), ("NOUT", nout), ("NCFG", ncfg), ("NRES", self.nres),
+             ("PD", self.pd)), (),
+            (("clk", "clk"), ("rst", "rst"), ("go", "go"), ("mode", "mode"),
+             ("cancel", "cancel"), ("prog_we", f"prog_we && prog_res == 8'd{r}"),
+             ("prog_addr", "prog_addr"), ("prog_data", "prog_data"),
+             ("ended_all", "ended_all"), ("ended", f"{q}_ended"),
+             ("finished", f"finished[{r}]"), ("waiting", f"waiting[{r}]"),
+             ("running", f"running[{r}]"), ("in_cmd", f"{q}_in_cmd"),
+             ("out_cmd", f"{q}_out_cmd"), ("cmd_bank", f"{q}_bank"), ("cmd_addr", f"{q}_addr"),
+             ("cmd_len", f"{q}_len"), ("cmd_hold", f"{q}_hold"), ("cmd_parts", f"{q}_parts"),
+             ("in_busy", f"{q}_in_busy"), ("out_busy", f"{q}_out_busy"), ("cfg", f"{q}_cfg"),
+             ("start", f"{q}_start"), ("flush", f"{q}_flush"), ("done", f"{q}_done"))))
+        for k, m in enumerate(res.ins):
+            self.reader(q, k, m)
+        for k, m in enumerate(res.outs):
+            self.writer(q, k, m)
+        if res.module in (LINK_TX, LINK_RX):
+            self.link(q, res)
+        else:
+            self.unit(q, r, res)
+
+    def reader(self, q: str, k: int, m: Mover) -> None:
+        p = f"{q}_i{k}"
+        c = len(self.rd_clients)
+        self.rd_clients.append(p)
+        for width, name in ((WORD_BITS, "data"), (1, "last"), (1, "valid"), (1, "ready"),
+                            (1, "moved")):
+            self.wire(width, f"{p}_{name}")
+        self.moved.append(f"{p}_moved")
+        self.instances.append(Instance(
+            "fpdeep_mover_rd", f"u_{p}", f"{m.stream}{'.' + m.side if m.side else ''} in",
+            (), (),
+            (("clk", "clk"), ("rst", "rst"), ("cmd_valid", f"{q}_in_cmd[{k}]"),
+             ("cmd_bank", f"{q}_bank"), ("cmd_addr", f"{q}_addr"), ("cmd_len", f"{q}_len"),
+             ("cmd_hold", f"{q}_hold"), ("cmd_parts", f"{q}_parts"),
+             ("busy", f"{q}_in_busy[{k}]"), ("rd_req", f"st_rd_req[{c}]"),
+             ("rd_bank", f"st_rd_bank[{c * BANK_BITS} +: {BANK_BITS}]"),
+             ("rd_addr", f"st_rd_addr[{c * BANK_ADDRESS_BITS} +: {BANK_ADDRESS_BITS}]"),
+             ("rd_gnt", f"st_rd_gnt[{c}]"), ("rd_valid", f"st_rd_valid[{c}]"),
+             ("rd_data", f"st_rd_data[{c * WORD_BITS} +: {WORD_BITS}]"),
+             ("m_data", f"{p}_data"), ("m_last", f"{p}_last"), ("m_valid", f"{p}_valid"),
+             ("m_ready", f"{p}_ready"), ("moved", f"{p}_moved"))))
+
+    def writer(self, q: str, k: int, m: Mover) -> None:
+        p = f"{q}_o{k}"
+        c = len(self.wr_clients)
+        self.wr_clients.append(p)
+        for width, name in ((WORD_BITS, "data"), (1, "last"), (1, "valid"), (1, "ready"),
+                            (1, "moved"), (1, "err")):
+            self.wire(width, f"{p}_{name}")
+        self.moved.append(f"{p}_moved")
+        self.frame.append(f"{p}_err")
+        self.instances.append(Instance(
+            "fpdeep_mover_wr", f"u_{p}", f"{m.stream}{'.' + m.side if m.side else ''} out",
+            (), (),
+            (("clk", "clk"), ("rst", "rst"), ("cmd_valid", f"{q}_out_cmd[{k}]"),
+             ("cmd_bank", f"{q}_bank"), ("cmd_addr", f"{q}_addr"), ("cmd_len", f"{q}_len"),
+             ("cmd_parts", f"{q}_parts"), ("busy", f"{q}_out_busy[{k}]"),
+             ("err_last", f"{p}_err"), ("wr_req", f"st_wr_req[{c}]"),
+             ("wr_bank", f"st_wr_bank[{c * BANK_BITS} +: {BANK_BITS}]"),
+             ("wr_addr", f"st_wr_addr[{c * BANK_ADDRESS_BITS} +: {BANK_ADDRESS_BITS}]"),
+             ("wr_data", f"st_wr_data[{c * WORD_BITS} +: {WORD_BITS}]"),
+             ("wr_gnt", f"st_wr_gnt[{c}]"), ("s_data", f"{p}_data"), ("s_last", f"{p}_last"),
+             ("s_valid", f"{p}_valid"), ("s_ready", f"{p}_ready"), ("moved", f"{p}_moved"))))
+
+    def unit(self, q: str, r: int, res: Resource) -> None:
+        """The engine or unit part, its streams joined to the movers."""
+        dw = self.d.data_width
+        if res.engine is not None:
+            s = next(s for s in self.board.slices for e in s.engines.values()
+                     if e.ident == res.engine.ident)
+            inst = engine_instance(res.engine, s, dw)
+        else:
+            insts = unit_instances(res.unit, dw, ACC_BITS)
+            inst = next(i for i in insts if i.name == f"u_{res.name}")
+        self.instances.append(Instance(inst.module, inst.name, comment_text(inst.comment),
+                                       inst.params, inst.localparams, inst.connections))
+        # the instance's board-side names are <res.name>_<port>; declare and drive them
+        params = dict(inst.params)
+        ports = {p.name: p for p in res.module.ports(**{k: v for k, v in params.items()})}
+        n = res.name
+        for port in ports.values():
+            if port.role not in (CLOCK, CONFIG):
+                self.wire(port.width, f"{n}_{port.name}")
+        if res.part is not None:
+            for k, (field, _) in enumerate(res.cfg):
+                name = res.part.inputs[field]
+                width = ports[field].width
+                self.wire(width, f"{n}_{name}")
+                self.assigns.append(f"{n}_{name} = {q}_cfg[{k * 48} +: {width}]")
+        for stream in res.module.streams:
+            movers = [(k, m) for k, m in enumerate(res.outs if not stream.sink else res.ins)
+                      if m.stream == stream.name]
+            tag = "i" if stream.sink else "o"
+            names = [f"{q}_{tag}{k}" for k, _ in movers]
+            if stream.sink:
+                every = " && ".join(f"{p}_valid" for p in names)
+                self.assigns.append(f"{n}_{stream.name}_valid = {every}")
+                for (_, m), p in zip(movers, names, strict=True):
+                    others = [f"{o}_valid" for o in names if o != p]
+                    self.assigns.append(f"{p}_ready = {n}_{stream.name}_ready"
+                                        + "".join(f" && {o}" for o in others))
+                    target = f"{n}_{stream.name}_{m.side or 'data'}"
+                    self.assigns.append(f"{target} = {p}_data[{ports[target[len(n) + 1:]].width - 1}:0]")
+                    if m.last:
+                        self.assigns.append(f"{n}_{stream.name}_last = {p}_last")
+            else:
+                every = " && ".join(f"{p}_ready" for p in names)
+                self.assigns.append(f"{n}_{stream.name}_ready = {every}")
+                for (_, m), p in zip(movers, names, strict=True):
+                    others = [f"{o}_ready" for o in names if o != p]
+                    self.assigns.append(f"{p}_valid = {n}_{stream.name}_valid"
+                                        + "".join(f" && {o}" for o in others))
+                    src = f"{n}_{stream.name}_{m.side or 'data'}"
+                    width = ports[src[len(n) + 1:]].width
+                    # data sign-extended into the store word, side signals zero-extended
+                    ext = (f"{WORD_BITS}'($signed({src}))" if not m.side
+                           else f"{WORD_BITS}'({src})")
+                    self.assigns.append(f"{p}_data = {ext}" if width < WORD_BITS
+                                        else f"{p}_data = {src}")
+                    last = f"{n}_{stream.name}_last" if stream.last is not None else "1'b0"
+                    self.assigns.append(f"{p}_last = {last}")
+        for ctl in ("start", "flush"):
+            if ctl in ports:
+                self.assigns.append(f"{n}_{ctl} = {q}_{ctl}")
+        self.assigns.append(f"{q}_done = {n}_done" if "done" in ports else f"{q}_done = 1'b0")
+        if "busy" in ports:
+            self.busy.append(f"{n}_busy")
+        if "err_frame" in ports:
+            self.frame.append(f"{n}_err_frame")
+
+    def link(self, q: str, res: Resource) -> None:
+        """Link framing towards one neighbour, behind the board's link ports."""
+        side = res.name.split("_")[0]
+        dw = self.d.data_width
+        word = link_word_bits(dw)
+        tdata = link_data_bits(dw)
+        self.assigns.append(f"{q}_done = 1'b0")
+        if res.module is LINK_TX:
+            p = f"{q}_i0"
+            for width, name in ((dw, "s_data"), (1, "s_last"), (1, "s_valid"), (1, "s_ready"),
+                                (word, "tx_data"), (1, "tx_valid"), (1, "tx_ready")):
+                self.wire(width, f"{side}_{name}")
+            self.assigns += [f"{side}_s_data = {p}_data[{dw - 1}:0]",
+                             f"{side}_s_last = {p}_last", f"{side}_s_valid = {p}_valid",
+                             f"{p}_ready = {side}_s_ready",
+                             f"m_axis_{side}_tdata = {tdata}'({side}_tx_data)",
+                             f"m_axis_{side}_tvalid = {side}_tx_valid",
+                             f"{side}_tx_ready = m_axis_{side}_tready",
+                             f"m_axis_{side}_tlast = 1'b0"]
+            conns = (("clk", "clk"), ("rst", "rst"), ("s_data", f"{side}_s_data"),
+                     ("s_last", f"{side}_s_last"), ("s_valid", f"{side}_s_valid"),
+                     ("s_ready", f"{side}_s_ready"), ("m_data", f"{side}_tx_data"),
+                     ("m_valid", f"{side}_tx_valid"), ("m_ready", f"{side}_tx_ready"))
+            self.instances.append(Instance(LINK_TX.name, f"u_{side}_tx",
+                                           f"link framing towards the {side}",
+                                           (("DW", dw), ("NCH", 1)), (), conns))
+        else:
+            p = f"{q}_o0"
+            for width, name in ((dw, "m_data"), (1, "m_last"), (1, "m_valid"), (1, "m_ready"),
+                                (word, "rx_data"), (1, "rx_valid"), (1, "rx_ready")):
+                self.wire(width, f"{side}_{name}")
+            # a link word is an element, sign-extended, or a part the mover joins into one
+            self.assigns += [f"{p}_data = {WORD_BITS}'($signed({side}_m_data))",
+                             f"{p}_last = {side}_m_last", f"{p}_valid = {side}_m_valid",
+                             f"{side}_m_ready = {p}_ready",
+                             f"{side}_rx_data = s_axis_{side}_tdata[{word - 1}:0]",
+                             f"{side}_rx_valid = s_axis_{side}_tvalid",
+                             f"s_axis_{side}_tready = {side}_rx_ready"]
+            conns = (("s_data", f"{side}_rx_data"),
+                     ("s_valid", f"{side}_rx_valid"), ("s_ready", f"{side}_rx_ready"),
+                     ("m_data", f"{side}_m_data"), ("m_last", f"{side}_m_last"),
+                     ("m_valid", f"{side}_m_valid"), ("m_ready", f"{side}_m_ready"))
+            self.instances.append(Instance(LINK_RX.name, f"u_{side}_rx",
+                                           f"link framing from the {side}",
+                                           (("DW", dw), ("NCH", 1)), (), conns))
+
+    def host(self) -> None:
+        c, w = len(self.rd_clients), len(self.wr_clients)
+        self.rd_clients.append("host")
+        self.wr_clients.append("host")
+        for width, name in ((1, "prog_we"), (8, "prog_res"), (self.pd.bit_length() - 1,
+                                                             "prog_addr"),
+                            (64, "prog_data"), (len(self.layout.banks), "written"),
+                            (self.nres, "programmed"), (1, "host_fault"), (8, "host_code")):
+            self.wire(width, name)
+        self.instances.append(Instance(
+            "fpdeep_host", "u_host", "host packets: store writes and reads, programs",
+            (("NB", len(self.layout.banks)), ("NRES", self.nres), ("PD", self.pd),
+             ("DEPTHS", self.depths())), (),
+            (("clk", "clk"), ("rst", "rst_hard"),
+             *((f"s_axis_{x}", f"s_axis_host_{x}") for x in ("tdata", "tvalid", "tready",
+                                                             "tlast")),
+             *((f"m_axis_{x}", f"m_axis_host_{x}") for x in ("tdata", "tvalid", "tready",
+                                                             "tlast")),
+             ("wr_req", f"st_wr_req[{w}]"),
+             ("wr_bank", f"st_wr_bank[{w * BANK_BITS} +: {BANK_BITS}]"),
+             ("wr_addr", f"st_wr_addr[{w * BANK_ADDRESS_BITS} +: {BANK_ADDRESS_BITS}]"),
+             ("wr_data", f"st_wr_data[{w * WORD_BITS} +: {WORD_BITS}]"),
+             ("wr_gnt", f"st_wr_gnt[{w}]"), ("rd_req", f"st_rd_req[{c}]"),
+             ("rd_bank", f"st_rd_bank[{c * BANK_BITS} +: {BANK_BITS}]"),
+             ("rd_addr", f"st_rd_addr[{c * BANK_ADDRESS_BITS} +: {BANK_ADDRESS_BITS}]"),
+             ("rd_gnt", f"st_rd_gnt[{c}]"), ("rd_valid", f"st_rd_valid[{c}]"),
+             ("rd_data", f"st_rd_data[{c * WORD_BITS} +: {WORD_BITS}]"),
+             ("prog_we", "prog_we"), ("prog_res", "prog_res"), ("prog_addr", "prog_addr"),
+             ("prog_data", "prog_data"), ("written", "written"), ("programmed", "programmed"),
+             ("fault", "host_fault"), ("fault_code", "host_code"))))
+
+    def depths(self) -> str:
+        return _vec([depth for _, depth in self.layout.banks], 32)
+
+    def store(self) -> None:
+        nr, nw = len(self.rd_clients), len(self.wr_clients)
+        for width, name in ((nr, "st_rd_req"), (nr * BANK_BITS, "st_rd_bank"),
+                            (nr * BANK_ADDRESS_BITS, "st_rd_addr"), (nr, "st_rd_gnt"),
+                            (nr, "st_rd_valid"), (nr * WORD_BITS, "st_rd_data"),
+                            (nw, "st_wr_req"), (nw * BANK_BITS, "st_wr_bank"),
+                            (nw * BANK_ADDRESS_BITS, "st_wr_addr"), (nw * WORD_BITS, "st_wr_data"),
+                            (nw, "st_wr_gnt")):
+            self.wire(width, name)
+        self.instances.append(Instance(
+            "fpdeep_store", "u_store",
+            "tensor store: " + ", ".join(f"bank {k} {comment_text(name)} ({depth} words)"
+                                         for k, (name, depth) in enumerate(self.layout.banks)),
+            (("NB", len(self.layout.banks)), ("NR", nr), ("NW", nw), ("DEPTHS", self.depths())),
+            (),
+            (("clk", "clk"), ("rst", "rst"), *((s, f"st_{s}") for s in (
+                "rd_req", "rd_bank", "rd_addr", "rd_gnt", "rd_valid", "rd_data", "wr_req",
+                "wr_bank", "wr_addr", "wr_data", "wr_gnt")))))
+
+    def control(self) -> None:
+        nb = len(self.layout.banks)
+        required = sum(1 << k for k, (name, _) in enumerate(self.layout.banks)
+                       if name.startswith(("w:", "b:", "exp", "table:", "zero")))
+        for width, name in ((1, "go"), (1, "mode"), (1, "cancel"), (1, "csr_start"),
+                            (1, "csr_soft_reset"), (1, "csr_mode"), (16, "csr_batch"),
+                            (2, "state"), (8, "error_code"), (32, "step_count"),
+                            (64, "cycle_count"), (16, "stalled_unit"),
+                            (self.nres * 32, "busy_count"), (self.nres * 32, "stall_count"),
+                            (1, "progress"), (1, "frame_error")):
+            self.wire(width, name)
+        self.assigns.append("progress = " + " || ".join(self.moved + self.busy or ["1'b0"]))
+        self.assigns.append("frame_error = " + " || ".join(self.frame or ["1'b0"]))
+        self.instances.append(Instance(
+            "fpdeep_board_ctl", "u_ctl", "step control, counters, watchdog",
+            (("NRES", self.nres), ("NB", nb), ("REQUIRED", f"{nb}'h{required:x}"),
+             ("WATCHDOG", WATCHDOG_MIN)), (),
+            (("clk", "clk"), ("rst", "rst"), ("start", "csr_start"), ("mode_in", "csr_mode"),
+             ("go", "go"), ("mode", "mode"), ("cancel", "cancel"), ("written", "written"),
+             ("programmed", "programmed"), ("finished", "finished"), ("waiting", "waiting"),
+             ("running", "running"), ("progress", "progress"), ("frame_error", "frame_error"),
+             ("host_fault", "host_fault"), ("host_code", "host_code"), ("state", "state"),
+             ("error_code", "error_code"), ("step_count", "step_count"),
+             ("cycle_count", "cycle_count"), ("stalled_unit", "stalled_unit"),
+             ("busy_count", "busy_count"), ("stall_count", "stall_count"))))
+        axil = [s.name for s in axi_lite_slave("s_axil", CSR.params["ADDR_W"])]
+        self.instances.append(Instance(
+            CSR.name, "u_csr", "control and status registers", (("N", self.nres),
+                                                                ("DESIGN_HASH",
+                                                                 f"32'h{design_hash(self.d):08x}")),
+            (), (("clk", "clk"), ("rst_n", "rst_n"), *((s, s) for s in axil),
+                 ("start", "csr_start"), ("soft_reset", "csr_soft_reset"), ("mode", "csr_mode"),
+                 ("batch", "csr_batch"), ("state", "state"), ("error_code", "error_code"),
+                 ("step_count", "step_count"), ("cycle_count", "cycle_count"),
+                 ("stalled_unit", "stalled_unit"), ("busy_count", "busy_count"),
+                 ("stall_count", "stall_count"))))
 
 
 def cluster_values(d: Design) -> dict[str, Any]:
-    """What `templates/cluster_top.sv.j2` prints: every board with its ports, and the link
-    models between them."""
-    return {"model": comment_text(d.model),
-            "boards": [{"index": b.index, "module": b.module, "ports": board_ports(d, b)}
-                       for b in d.boards],
-            "link_models": link_model_instances(d.links, d.data_width)}
-
+    """What `templates/cluster_top.sv.j2` prints: every board with its top ports prefixed
+    b<index>_, the link ports between neighbours wired through simulation link models."""
+    from fpdeep.codegen.ports import LINK_MODEL_DEPTH, literal
+    ports = top_ports(d)
+    word = link_word_bits(d.data_width)
+    models = []
+    for lk in d.links:
+        for src, side, dst, other in ((lk.west, "east", lk.west + 1, "west"),
+                                      (lk.west + 1, "west", lk.west, "east")):
+            q = f"link_{src}_{dst}"
+            values = {"cfg_latency": lk.latency, "cfg_num": lk.num, "cfg_den": lk.den}
+            mports = LINK_MODEL.ports(W=word, DEPTH=LINK_MODEL_DEPTH)
+            consts = tuple((f"{q}_{p.name}".upper(), p.width, literal(values[p.name], p.width))
+                           for p in mports if p.role == CONFIG)
+            a, b = f"b{src}_m_axis_{side}", f"b{dst}_s_axis_{other}"
+            conns = (("clk", "clk"), ("rst", "rst"),
+                     *((p.name, f"{q}_{p.name}".upper()) for p in mports if p.role == CONFIG),
+                     ("s_data", f"{a}_tdata[{word - 1}:0]"), ("s_valid", f"{a}_tvalid"),
+                     ("s_ready", f"{a}_tready"), ("m_data", f"{b}_tdata_w"),
+                     ("m_valid", f"{b}_tvalid"), ("m_ready", f"{b}_tready"))
+            models.append({"inst": Instance(
+                LINK_MODEL.name, f"u_{q}",
+                f"link board {src} -> board {dst}: {lk.num} word(s) per {lk.den} cycle(s), "
+                f"{lk.latency} cycles latency", (("W", word), ("DEPTH", LINK_MODEL_DEPTH)),
+                consts, conns), "dst": b, "word": word})
+    linked = {m["dst"] for m in models} | {f"b{lk.west}_m_axis_east" for lk in d.links} | {
+        f"b{lk.west + 1}_m_axis_west" for lk in d.links}
+    boards = []
+    for b in d.boards:
+        external = [p for p in ports if "_axis_east" not in p.name and "_axis_west" not in p.name
+                    and p.name not in ("clk", "rst_n")]
+        links = [p for p in ports if "_axis_east" in p.name or "_axis_west" in p.name]
+        boards.append({"index": b.index, "module": b.module, "external": external,
+                       "links": links})
+    return {"model": comment_text(d.model), "boards": boards, "models": models,
+            "linked": sorted(linked), "link_bits": link_data_bits(d.data_width)}

@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from fpdeep.codegen.board import board_values, cluster_values
+from fpdeep.codegen.layout import board_layouts, program_words
 from fpdeep.codegen.ports import board_modules, cluster_modules
 from fpdeep.codegen.render import render
 from fpdeep.design.lower import BuildInfo, Design, design_document
 from fpdeep.files import staged_output
+from fpdeep.ir import Network
 from fpdeep.planning.planner import Plan
 from fpdeep.resources import data_dir
 from fpdeep.tables import markdown_text
@@ -29,15 +31,19 @@ BUILD_ENTRIES = ("plan.json", "design.json", "rtl", "sim", "README.md")
 MODEL_FILE = "model.onnx"
 
 
-def emit(d: Design, plan: Plan, out: str | Path, *, plan_report: dict[str, Any],
+def emit(d: Design, plan: Plan, out: str | Path, *, network: Network,
+         plan_report: dict[str, Any],
          model_files: dict[str, bytes], input_shape: tuple[int, ...] | None = None,
          force: bool = False, keep: tuple[str | Path, ...] = ()) -> Path:
     """Write the build folder ``out`` for design ``d`` lowered from ``plan``; returns its path.
 
     ``plan_report`` is ``plan.json`` (the `fpdeep plan --json` figures); ``model_files`` is the
     ONNX model (``model.onnx``, and its external data file if any), copied so the folder can be
-    simulated on its own; ``keep`` are inputs that must not lie inside ``out``.
+    simulated on its own; ``keep`` are inputs that must not lie inside ``out``. The boards'
+    stores hold the plan's mini-batch.
     """
+    layouts = board_layouts(d, network, batch=plan.totals.batch)
+    words = program_words(d, network, layouts)
     if MODEL_FILE not in model_files:
         raise ValueError(f"model_files must hold {MODEL_FILE!r}")
     hw = data_dir("hw")
@@ -56,7 +62,7 @@ def emit(d: Design, plan: Plan, out: str | Path, *, plan_report: dict[str, Any],
         summaries = []
         for b in d.boards:
             folder = f"rtl/board_{b.index}"
-            stage.write(f"{folder}/{b.module}.sv", render("board.sv.j2", board_values(d, b)))
+            stage.write(f"{folder}/{b.module}.sv", render("board.sv.j2", board_values(d, b, layouts[b.index], words)))
             stage.write(f"{folder}/files.f", render("filelist.f.j2", {
                 "what": f"board {b.index}", "files": [*board_files, f"{b.module}.sv"]}))
             summaries.append(", ".join(markdown_text(f"{s.layer}[{s.lo}:{s.hi}]")

@@ -274,10 +274,16 @@ def link_model_instances(links: tuple[LinkModel, ...], dw: int) -> list[Instance
     return out
 
 
+#: The modules every board top has besides its engines, units and link framing.
+BOARD_INFRASTRUCTURE = ("fpdeep_store", "fpdeep_mover_rd", "fpdeep_mover_wr",
+                        "fpdeep_sequencer", "fpdeep_host", "fpdeep_board_ctl", "fpdeep_csr")
+
+
 def board_modules() -> tuple[Module, ...]:
     """Every module a board top instantiates, with what they use, in compile order."""
     return compile_order([ENGINE.name, *(part.module.name for parts in UNIT_RTL.values()
-                                         for part in parts), LINK_TX.name, LINK_RX.name])
+                                         for part in parts), LINK_TX.name, LINK_RX.name,
+                          *BOARD_INFRASTRUCTURE])
 
 
 def cluster_modules() -> tuple[Module, ...]:

@@ -44,9 +44,9 @@ RTL_PARTS = ("Conv/FC FP, BP and WG engines (fpdeep_engine): every MAC, accumula
              "update (fpdeep_sgd); link framing (fpdeep_link_tx/rx) and link models "
              "(fpdeep_link_model) between boards, which carry every tensor that crosses a "
              "board boundary (activations, errors, raw partial sums as three 16-bit words)")
-TESTBENCH_PARTS = ("board controller (starts each task of the step's task graph when its "
-                   "inputs are ready and its engine, unit or link is free; keeps each board's "
-                   "tensors, the activation stash included)")
+TESTBENCH_PARTS = ("host only: loads programs, weights and tables, streams images and labels "
+                   "in, starts steps through the CSR and reads tensors back through the host "
+                   "stream; the board controller, the tensor store and every data move are RTL")
 
 
 @dataclass(frozen=True)
@@ -275,8 +275,8 @@ def simulate(folder: str | Path, config: RunConfig, *,
         "planner_bottleneck": figures.bottleneck,
         "timeline_cycles": schedule(design, network, batch=batch).cycles(design.links),
         "ideal_pipeline_cycles": build.plan.ideal_batch_cycles(batch),
-        "engine_tasks": _engine_task_figures(tb["steps"][0]["tasks"]),
-        "breakdown": _breakdown(tb["steps"][0]["tasks"]),
+        "boards": tb["steps"][0]["boards"],
+        "cycles_per_s": round(sum(cycles) / max(tb.get("sim_s", 0.0), 1e-9)),
         "rtl": RTL_PARTS,
         "testbench": TESTBENCH_PARTS,
         "simulator": config.simulator,
@@ -304,21 +304,3 @@ def _dump_weights(path: str | Path, network: Network, record: Mapping[str, np.nd
     buffer = io.BytesIO()
     np.savez(buffer, **out)
     write_file(path, buffer.getvalue())
-
-
-def _breakdown(tasks: list) -> dict[str, dict[str, int]]:
-    """Busy cycles of the first step by kind of task, measured and modelled: engines per pass,
-    units, links (tasks overlap, so these add up to more than the step)."""
-    out: dict[str, dict[str, int]] = {}
-    for _start, measured, modelled, kind, what, _resource in tasks:
-        key = kind if kind in ("link", "flush") else f"{kind} {what}"
-        entry = out.setdefault(key, {"measured": 0, "modelled": 0})
-        entry["measured"] += measured
-        entry["modelled"] += modelled
-    return dict(sorted(out.items()))
-
-
-def _engine_task_figures(tasks: list) -> dict[str, int]:
-    """Measured and modelled cycles summed over the engine tasks only (the RTL-timed part)."""
-    engine = [t for t in tasks if t[3] in ("engine", "flush")]
-    return {"measured": sum(t[1] for t in engine), "modelled": sum(t[2] for t in engine)}

@@ -24,6 +24,7 @@ from fpdeep.hwlib.signature import (
     Signal,
     Width,
     axi_lite_slave,
+    axi_stream,
     config,
     sink,
     source,
@@ -43,6 +44,7 @@ FOLDERS: Mapping[str, str] = MappingProxyType({
     "loss": "the loss-gradient unit",
     "sgd": "the weight update",
     "link": "framing between neighbouring boards",
+    "board": "the board's controller, tensor store, movers and host interface",
     "csr": "the control and status registers on AXI4-Lite, generated from fpdeep_csr.rdl",
     "sim_models": "simulation-only models (never part of a board)",
 })
@@ -238,11 +240,98 @@ CSR = Module(
      _in("busy_count", "N*32", DATA), _in("stall_count", "N*32", DATA)),
     uses=("fpdeep_axil_slave",))
 
+
+# ---- the board's controller, tensor store, movers and host interface (hw/board/) ----------
+#: Store-client and mover command fields: bank number, address in a bank, words (as
+#: fpdeep.hwlib.protocol's instruction fields).
+_STORE = {"WIDTH": 48, "BW": 8, "AW": 20}
+_MOVE = {**_STORE, "LW": 24, "PW": 16}
+
+
+def _read_client(prefix: str = "rd", into: str = IN) -> tuple[Signal, ...]:
+    back = OUT if into == IN else IN
+    return (Signal(f"{prefix}_req", back), Signal(f"{prefix}_bank", back, "BW", DATA),
+            Signal(f"{prefix}_addr", back, "AW", DATA), Signal(f"{prefix}_gnt", into),
+            Signal(f"{prefix}_valid", into), Signal(f"{prefix}_data", into, "WIDTH", DATA))
+
+
+def _write_client(prefix: str = "wr") -> tuple[Signal, ...]:
+    return (_out(f"{prefix}_req"), _out(f"{prefix}_bank", "BW", DATA),
+            _out(f"{prefix}_addr", "AW", DATA), _out(f"{prefix}_data", "WIDTH", DATA),
+            _in(f"{prefix}_gnt"))
+
+
+STORE = Module(
+    "fpdeep_store", "board",
+    "the on-chip tensor store: NB banks of simple dual-port RAM shared by NR read and NW "
+    "write clients, round robin per bank",
+    {"NB": 1, "NR": 1, "NW": 1, **_STORE, "DEPTHS": 1024},
+    (*CLOCKED, _in("rd_req", "NR", DATA), _in("rd_bank", "NR*BW", DATA),
+     _in("rd_addr", "NR*AW", DATA), _out("rd_gnt", "NR", DATA), _out("rd_valid", "NR", DATA),
+     _out("rd_data", "NR*WIDTH", DATA), _in("wr_req", "NW", DATA),
+     _in("wr_bank", "NW*BW", DATA), _in("wr_addr", "NW*AW", DATA),
+     _in("wr_data", "NW*WIDTH", DATA), _out("wr_gnt", "NW", DATA)),
+    uses=("fpdeep_sdp_ram",))
+
+_COMMAND = (_in("cmd_valid"), _in("cmd_bank", "BW", DATA), _in("cmd_addr", "AW", DATA),
+            _in("cmd_len", "LW", DATA))
+
+MOVER_RD = Module(
+    "fpdeep_mover_rd", "board", "store words out as a stream (a word as 1-3 beats for links)",
+    _MOVE,
+    (*CLOCKED, *_COMMAND, _in("cmd_hold"), _in("cmd_parts", 2, DATA), _out("busy"),
+     *(Signal(s.name, s.direction, s.width, s.role) for s in _read_client()),
+     source("m", "WIDTH"), _out("moved")),
+    uses=("fpdeep_stream_fifo",))
+
+MOVER_WR = Module(
+    "fpdeep_mover_wr", "board", "a stream into store words (1-3 beats joined into a word)",
+    _MOVE,
+    (*CLOCKED, *_COMMAND, _in("cmd_parts", 2, DATA), _out("busy"), _out("err_last"),
+     *_write_client(), sink("s", "WIDTH"), _out("moved")))
+
+SEQUENCER = Module(
+    "fpdeep_sequencer", "board",
+    "one resource's controller: runs its instruction stream (wait, movers, configuration, go)",
+    {"NIN": 1, "NOUT": 1, "NCFG": 1, "CFGW": 48, "NRES": 1, "RW": 8, "CW": 32, "PD": 64,
+     "BW": 8, "AW": 20, "LW": 24},
+    (*CLOCKED, _in("go"), _in("mode"), _in("cancel"), _in("prog_we"),
+     _in("prog_addr", "clog2(PD)", DATA), _in("prog_data", 64, DATA),
+     _in("ended_all", "NRES*CW", DATA), _out("ended", "CW", DATA), _out("finished"),
+     _out("waiting"), _out("running"), _out("in_cmd", "NIN", DATA),
+     _out("out_cmd", "NOUT", DATA), _out("cmd_bank", "BW", DATA), _out("cmd_addr", "AW", DATA),
+     _out("cmd_len", "LW", DATA), _out("cmd_hold"), _out("cmd_parts", 2, DATA),
+     _in("in_busy", "NIN", DATA), _in("out_busy", "NOUT", DATA),
+     _out("cfg", "NCFG*CFGW", DATA), _out("start"), _out("flush"), _in("done")))
+
+HOST = Module(
+    "fpdeep_host", "board",
+    "host packets: store writes and read-back, instruction loads, status responses, faults",
+    {"NB": 1, "NRES": 1, "PD": 64, **_STORE, "LW": 24, "DEPTHS": 1024},
+    (*CLOCKED, *axi_stream("s_axis", 64, sink=True), *axi_stream("m_axis", 64, sink=False),
+     *_write_client(), *_read_client(),
+     _out("prog_we"), _out("prog_res", 8, DATA), _out("prog_addr", "clog2(PD)", DATA),
+     _out("prog_data", 64, DATA), _out("written", "NB", DATA), _out("programmed", "NRES", DATA),
+     _out("fault"), _out("fault_code", 8, DATA)),
+    uses=("fpdeep_mover_rd",))
+
+BOARD_CTL = Module(
+    "fpdeep_board_ctl", "board",
+    "step control: start checks, step end, counters, watchdog and error codes",
+    {"NRES": 1, "NB": 1, "REQUIRED": 0, "WATCHDOG": 1 << 20},
+    (*CLOCKED, _in("start"), _in("mode_in"), _out("go"), _out("mode"), _out("cancel"),
+     _in("written", "NB", DATA), _in("programmed", "NRES", DATA),
+     _in("finished", "NRES", DATA), _in("waiting", "NRES", DATA), _in("running", "NRES", DATA),
+     _in("progress"), _in("frame_error"), _in("host_fault"), _in("host_code", 8, DATA),
+     _out("state", 2, DATA), _out("error_code", 8, DATA), _out("step_count", 32, DATA),
+     _out("cycle_count", 64, DATA), _out("stalled_unit", 16, DATA),
+     _out("busy_count", "NRES*32", DATA), _out("stall_count", "NRES*32", DATA)))
+
 #: Every module of hw/ by name, in the order the docs list them.
 MODULES: Mapping[str, Module] = MappingProxyType({m.name: m for m in (
     SKID_BUFFER, STREAM_FIFO, SDP_RAM, REQUANT, LOOP_NEST, TENSOR_WALKER, MAC_ARRAY, ENGINE,
     POOL, RELU, ADD, FANOUT, PSUM, LOSS, SGD, LINK_TX, LINK_RX, AXIL_SLAVE, CSR,
-    LINK_MODEL)})
+    STORE, MOVER_RD, MOVER_WR, SEQUENCER, HOST, BOARD_CTL, LINK_MODEL)})
 
 
 def module(name: str) -> Module:

@@ -1,0 +1,514 @@
+"""A board as the controller sees it: its resources (every engine, unit and link direction,
+each run by its own sequencer), the movers that feed and drain each of them from the tensor
+store, and the store's banks and regions.
+
+A task of the step's task graph (`fpdeep.schedule.tasks`) becomes, on its resource, a list of
+`Access`es — which mover reads or writes which stored item — and the resource's runtime
+configuration; `task_work` is that rule, used both to size the store (`board_layouts`) and by
+the instruction compiler (`fpdeep.codegen.program`).
+
+Items are stored per image where they are per image (activations, errors, partial sums,
+argmax), once where they are per board (weights, biases, gradient sums, tables). A slice of a
+layer's output or error on the layer's home board is a region inside the whole tensor (a
+(C, H, W) tensor is stored channel by channel), a tensor's single error contribution on its
+home board is its error: so no task ever copies data to assemble or cut a tensor.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from fpdeep.codegen.ports import ENGINE_PART, Part, unit_parts
+from fpdeep.design.lower import BoardDesign, Design, EngineDesign, SliceDesign
+from fpdeep.design.units import UnitDesign
+from fpdeep.errors import FpdeepError
+from fpdeep.golden import loss as golden_loss
+from fpdeep.hwlib import LINK_RX, LINK_TX, Module
+from fpdeep.hwlib.protocol import BANK_ADDRESS_BITS, WORD_BITS
+from fpdeep.hwlib.signature import CONFIG
+from fpdeep.ir import Network
+from fpdeep.ops import needs_error, spec
+from fpdeep.schedule.tasks import (
+    Task,
+    contribution_item,
+    item,
+    link_hops,
+    parse_item,
+    schedule,
+    stream_aliases,
+)
+
+#: Beats per stored word on a link: a raw 48-bit partial sum is three 16-bit words.
+RAW_PARTS = 3
+
+
+@dataclass(frozen=True)
+class Mover:
+    """A mover between the store and one stream of a resource (or one side signal of it)."""
+
+    stream: str  # the module's stream, e.g. "s_x" or "m"
+    side: str = ""  # a side signal of that stream this mover carries ("arg", "label")
+    width: int = 16
+    last: bool = True  # the stream has a last flag and this mover carries the data
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One engine, unit part or link direction of a board, with its sequencer's movers."""
+
+    name: str  # RTL instance suffix, e.g. "conv1_c0_4_fp", "relu1", "east_tx"
+    key: str  # the schedule's resource, e.g. "0:conv1_c0_4_fp", "link:0>1"
+    module: Module
+    ins: tuple[Mover, ...]
+    outs: tuple[Mover, ...]
+    cfg: tuple[tuple[str, int], ...] = ()  # runtime configuration inputs (port, width)
+    start: bool = False
+    flush: bool = False
+    done: bool = False
+    part: Part | None = None
+    engine: EngineDesign | None = None
+    unit: UnitDesign | None = None
+
+    def mover(self, stream: str, side: str = "", *, out: bool = False) -> int:
+        movers = self.outs if out else self.ins
+        for k, m in enumerate(movers):
+            if m.stream == stream and m.side == side:
+                return k
+        raise FpdeepError(f"resource {self.name} has no {'output' if out else 'input'} "
+                          f"stream {stream}{'.' + side if side else ''}")
+
+
+@dataclass(frozen=True)
+class Access:
+    """A mover of the task's resource moves ``words`` words of stored ``key`` (of image
+    ``image``, -1: a per-board item) from ``offset`` within it; ``hold``: the same word again."""
+
+    mover: int
+    out: bool
+    key: str
+    words: int
+    image: int = -1
+    offset: int = 0
+    hold: bool = False
+    parts: int = 1
+
+
+@dataclass(frozen=True)
+class Work:
+    """One pass of a resource: configuration, the accesses, and how the pass runs."""
+
+    accesses: tuple[Access, ...]
+    cfg: tuple[tuple[str, int], ...] = ()  # runtime configuration port -> value
+    start: bool = False
+    flush: bool = False
+    wait_done: bool = False
+    ends_task: bool = True
+
+
+@dataclass(frozen=True)
+class Region:
+    bank: int
+    words: int  # per image for a per-image item
+    per_image: bool
+
+
+@dataclass
+class BoardLayout:
+    """The resources and the tensor store of one board, for up to ``batch`` images."""
+
+    index: int
+    batch: int
+    resources: list[Resource]
+    banks: list[tuple[str, int]] = field(default_factory=list)  # (item family, depth)
+    regions: dict[str, Region] = field(default_factory=dict)
+
+    def resource(self, key: str) -> int:
+        for k, r in enumerate(self.resources):
+            if r.key == key:
+                return k
+        raise FpdeepError(f"board {self.index} has no resource {key!r}")
+
+    def address(self, key: str, image: int, offset: int = 0) -> tuple[int, int]:
+        """(bank, address) of word ``offset`` of stored ``key`` of ``image``."""
+        region = self.regions.get(key)
+        if region is None:
+            raise FpdeepError(f"board {self.index} stores no {key!r}")
+        if region.per_image:
+            if not 0 <= image < self.batch:
+                raise FpdeepError(f"image {image} of {key!r}: the store of board {self.index} "
+                                  f"holds {self.batch} image(s); rebuild with a larger --batch")
+            return region.bank, image * region.words + offset
+        return region.bank, offset
+
+
+def _movers(module: Module, params: Mapping[str, int]) -> tuple[tuple[Mover, ...],
+                                                               tuple[Mover, ...]]:
+    ports = {p.name: p.width for p in module.ports(**params)}
+    ins, outs = [], []
+    for s in module.streams:
+        side = [Mover(s.name, name, ports[f"{s.name}_{name}"], last=False) for name, _ in s.side]
+        movers = [Mover(s.name, "", ports[f"{s.name}_data"], s.last is not None), *side]
+        (ins if s.sink else outs).extend(movers)
+    return tuple(ins), tuple(outs)
+
+
+def _controls(module: Module) -> dict[str, bool]:
+    names = {s.name for s in module.signals()}
+    return {"start": "start" in names, "flush": "flush" in names, "done": "done" in names}
+
+
+def _resources(d: Design, board: BoardDesign) -> list[Resource]:
+    from fpdeep.codegen.ports import _engine_parameters, _unit_parameters
+    out = []
+    for s in board.slices:
+        for e in s.engines.values():
+            params = _engine_parameters(e, d.data_width)
+            ins, outs = _movers(ENGINE_PART.module, params)
+            out.append(Resource(e.ident, f"{board.index}:{e.ident}", ENGINE_PART.module, ins,
+                                outs, **_controls(ENGINE_PART.module), part=ENGINE_PART,
+                                engine=e))
+    for u in board.units:
+        for part in unit_parts(u.kind):
+            params = _unit_parameters(part, u, d.data_width, d.acc_width)
+            ins, outs = _movers(part.module, params)
+            widths = {p.name: p.width for p in part.module.ports(**params)}
+            cfg = tuple((p, widths[p]) for p in part.inputs)
+            out.append(Resource(u.ident + part.suffix, f"{board.index}:{u.ident}{part.suffix}",
+                                part.module, ins, outs, cfg, **_controls(part.module),
+                                part=part, unit=u))
+    for side, neighbour in _neighbours(d, board):
+        dw = d.data_width
+        out.append(Resource(f"{side}_tx", f"link:{board.index}>{neighbour}", LINK_TX,
+                            (Mover("s", "", dw, True),), ()))
+        out.append(Resource(f"{side}_rx", f"link:{neighbour}>{board.index}", LINK_RX, (),
+                            (Mover("m", "", dw, True),)))
+    if len(out) > 255:
+        raise FpdeepError(f"board {board.index} has {len(out)} engines, units and links; "
+                          f"the controller addresses at most 255")
+    return out
+
+
+def _neighbours(d: Design, board: BoardDesign) -> list[tuple[str, int]]:
+    out = []
+    if board.index < len(d.boards) - 1:
+        out.append(("east", board.index + 1))
+    if board.index > 0:
+        out.append(("west", board.index - 1))
+    return out
+
+
+class TaskWork:
+    """What each task of a step does on its resource (`Work`), and where each item lives."""
+
+    def __init__(self, d: Design, network: Network) -> None:
+        self.d, self.network = d, network
+        self.alias = stream_aliases(network)
+        self.needs = needs_error(network)
+        self.homes = dict(d.homes)
+        self.layers = {layer.name: layer for layer in network.layers}
+        self.slices = {(s.layer, e.ident): (b.index, s) for b in d.boards for s in b.slices
+                       for e in s.engines.values()}
+        self.fan_ins = {self.canon(u.layer) for b in d.boards for u in b.units
+                        if u.kind == "fanin"}
+        self.logits = self.canon(_last_layer(network).output)
+
+    def canon(self, tensor: str) -> str:
+        return self.alias.get(tensor, tensor)
+
+    def size(self, tensor: str) -> int:
+        return math.prod(self.network.tensors[tensor].shape)
+
+    # ---- where things are -----------------------------------------------------------------
+
+    def locate(self, board: int, key: str) -> tuple[str, int]:
+        """(stored family, word offset) of item ``key`` on ``board``: slices and single
+        contributions on the home board live inside the whole tensor."""
+        kind, name, channels = parse_item(key)
+        if kind in ("act", "err") and "<" not in name:
+            name = self.canon(name)
+            if channels is not None and board == self.homes.get(name):
+                plane = self.size(name) // self.network.tensors[name].shape[0]
+                return f"{kind}:{name}", channels[0] * plane
+            return (item(kind, name, *channels) if channels else f"{kind}:{name}"), 0
+        if kind == "err" and "<" in name:
+            tensor = self.canon(name.split("<", 1)[0])
+            if board == self.homes.get(tensor) and tensor not in self.fan_ins:
+                return f"err:{tensor}", 0
+            return key, 0
+        return key, 0
+
+    def words(self, family: str) -> tuple[int, bool]:
+        """(words, per image) of a stored family."""
+        kind, name, channels = parse_item(family.split("@", 1)[0])
+        if kind in ("act", "err"):
+            tensor = self.canon(name.split("<", 1)[0])
+            n = self.size(tensor)
+            if channels is not None:
+                n = n // self.network.tensors[tensor].shape[0] * (channels[1] - channels[0])
+            return n, True
+        if kind == "psum":
+            layer = self.layers[name]
+            return self.size(self.canon(layer.inputs[0])), True
+        raise FpdeepError(f"no size rule for stored item {family!r}")
+
+    # ---- what each task does --------------------------------------------------------------
+
+    def work(self, task: Task, board: int, layout: BoardLayout) -> list[Work]:
+        res = layout.resources[layout.resource(self._resource_key(task, board))]
+        if task.kind == "link":
+            return self._link(task, board, res)
+        if task.kind in ("engine", "flush"):
+            return self._engine(task, res)
+        return self._unit(task, res)
+
+    def _resource_key(self, task: Task, board: int) -> str:
+        return task.resource
+
+    def _link(self, task: Task, board: int, res: Resource) -> list[Work]:
+        (a, _b), = link_hops(task)
+        key, offset = self.locate(board, task.item)
+        parts = RAW_PARTS if parse_item(task.item)[0] == "psum" else 1
+        n = self._item_words(task.item)
+        acc = Access(0, board != a, key, n, task.image, offset, parts=parts)
+        return [Work((acc,))]
+
+    def _item_words(self, key: str) -> int:
+        kind, name, channels = parse_item(key)
+        if kind == "psum":
+            return self.words(key)[0]
+        tensor = self.canon(name.split("<", 1)[0])
+        n = self.size(tensor)
+        if channels is not None:
+            n = n // self.network.tensors[tensor].shape[0] * (channels[1] - channels[0])
+        return n
+
+    def _engine(self, task: Task, res: Resource) -> list[Work]:
+        board, s = self.slices[(task.layer, task.engine)]
+        layer = self.layers[task.layer]
+        e = res.engine
+        i = task.image
+        if task.what == "load":
+            acc = [Access(res.mover("s_w"), False, f"w:{s.ident}", e.streams["w"])]
+            if e.streams.get("b"):
+                acc.append(Access(res.mover("s_b"), False, f"b:{s.ident}", e.streams["b"]))
+            return [Work(tuple(acc))]
+        if task.kind == "flush":
+            return [Work((Access(res.mover("m", out=True), True, f"acc:{s.ident}",
+                                 e.out_beats),), flush=True)]
+        x_key = self.locate(board, item("act", self.canon(layer.inputs[0])))
+        dy_key = self.locate(board, item("err", layer.output, s.lo, s.hi))
+        acc = []
+        if task.what in ("fp", "wg"):
+            acc.append(Access(res.mover("s_x"), False, x_key[0], e.streams["x"], i, x_key[1]))
+        if task.what in ("bp", "wg"):
+            acc.append(Access(res.mover("s_dy"), False, dy_key[0], e.streams["dy"], i,
+                              dy_key[1]))
+        if task.what == "fp":
+            out = self.locate(board, item("act", layer.output, s.lo, s.hi))
+            acc.append(Access(res.mover("m", out=True), True, out[0], e.out_beats, i, out[1]))
+        elif task.what == "bp":
+            src = self.canon(layer.inputs[0])
+            target = (item("psum", layer.name, s.lo, s.hi) if s.split
+                      else contribution_item(src, layer.name))
+            out = self.locate(board, target)
+            acc.append(Access(res.mover("m", out=True), True, out[0], e.out_beats, i, out[1]))
+        return [Work(tuple(acc), start=True, wait_done=True)]
+
+    def _unit(self, task: Task, res: Resource) -> list[Work]:
+        u, i, board = res.unit, task.image, task.board
+        if u is None or not task.rtl:
+            raise FpdeepError(f"task {task.what} of layer {task.layer!r} has no RTL unit")
+        kind = u.kind
+        loc = self.locate
+        if kind == "sgd":
+            return self._sgd(task, res)
+        if kind == "loss":
+            n = self.size(self.logits)
+            z = loc(board, item("act", self.logits))
+            err = loc(board, contribution_item(self.logits, "loss"))
+            # the exp table goes in before the step's first loss error
+            table = ([Work((Access(res.mover("s_t"), False, "exp",
+                                   len(golden_loss.EXP2_TABLE)),), ends_task=False)]
+                     if i == 0 else [])
+            return table + [Work((Access(res.mover("s_z"), False, z[0], n, i, z[1]),
+                          Access(res.mover("s_z", "label"), False, "label", n, i, hold=True),
+                          Access(res.mover("m", out=True), True, err[0], n, i, err[1])))]
+        if kind == "fanin":
+            tensor = task.layer
+            a, b = (loc(board, contribution_item(tensor, c)) for c in self._contributors(tensor))
+            out = (f"err:{tensor}", 0)
+            n = self.size(tensor)
+            return [Work((Access(res.mover("s_a"), False, a[0], n, i, a[1]),
+                          Access(res.mover("s_b"), False, b[0], n, i, b[1]),
+                          Access(res.mover("m", out=True), True, out[0], n, i, out[1])))]
+        if kind == "psum":
+            layer = self.layers[task.layer]
+            src = self.canon(layer.inputs[0])
+            ranges = [(s.lo, s.hi) for _, s in self.d.slices_of(layer.name)]
+            parts = [loc(board, item("psum", layer.name, lo, hi)) for lo, hi in ranges]
+            n = self.size(src)
+            final = loc(board, contribution_item(src, layer.name))
+            works = []
+            for k in range(1, len(parts)):
+                last = k == len(parts) - 1
+                out = final if last else parts[0]
+                works.append(Work((Access(res.mover("s_a"), False, parts[0][0], n, i),
+                                   Access(res.mover("s_b"), False, parts[k][0], n, i),
+                                   Access(res.mover("m", out=True), True, out[0], n, i,
+                                          out[1])),
+                                  cfg=(("cfg_final", int(last)),), ends_task=last))
+            return works
+        layer = self.layers[task.layer]
+        x = loc(board, item("act", self.canon(layer.inputs[0])))
+        y = loc(board, item("act", layer.output))
+        n_in, n_out = self.size(self.canon(layer.inputs[0])), self.size(self.canon(layer.output))
+        if kind == "relu":
+            bwd = task.what == "bp"
+            acc = [Access(res.mover("s_x"), False, x[0], n_in, i, x[1])]
+            if bwd:
+                e = loc(board, item("err", layer.output))
+                out = loc(board, contribution_item(self.canon(layer.inputs[0]), layer.name))
+                acc += [Access(res.mover("s_e"), False, e[0], n_in, i, e[1]),
+                        Access(res.mover("m", out=True), True, out[0], n_in, i, out[1])]
+            else:
+                acc.append(Access(res.mover("m", out=True), True, y[0], n_out, i, y[1]))
+                # the error input idles: the forward pass reads no error
+            return [Work(tuple(acc), cfg=(("cfg_bwd", int(bwd)),))]
+        if kind == "add":
+            if task.what == "fp":
+                a, b = (loc(board, item("act", self.canon(n))) for n in layer.inputs)
+                return [Work((Access(res.mover("s_a"), False, a[0], n_out, i, a[1]),
+                              Access(res.mover("s_b"), False, b[0], n_out, i, b[1]),
+                              Access(res.mover("m", out=True), True, y[0], n_out, i, y[1])))]
+            e = loc(board, item("err", layer.output))
+            oa, ob = (loc(board, contribution_item(self.canon(n), layer.name))
+                      for n in layer.inputs)
+            return [Work((Access(res.mover("s"), False, e[0], n_out, i, e[1]),
+                          Access(res.mover("m_a", out=True), True, oa[0], n_out, i, oa[1]),
+                          Access(res.mover("m_b", out=True), True, ob[0], n_out, i, ob[1])))]
+        if kind == "pool":
+            bwd = task.what == "bp"
+            table = u.info["table_bwd" if bwd else "table_fwd"]
+            acc = []
+            if bwd:
+                e = loc(board, item("err", layer.output))
+                out = loc(board, contribution_item(self.canon(layer.inputs[0]), layer.name))
+                acc += [Access(res.mover("s_x"), False, e[0], n_out, i, e[1]),
+                        (Access(res.mover("s_x", "arg"), False, f"argmax:{u.ident}", n_out, i)
+                         if not u.info["avg"] else
+                         Access(res.mover("s_x", "arg"), False, "zero", n_out, hold=True)),
+                        Access(res.mover("m", out=True), True, out[0], n_in, i, out[1]),
+                        Access(res.mover("m", "arg", out=True), True, f"discard:{u.ident}",
+                               n_in)]
+            else:
+                acc += [Access(res.mover("s_x"), False, x[0], n_in, i, x[1]),
+                        Access(res.mover("s_x", "arg"), False, "zero", n_in, hold=True),
+                        Access(res.mover("m", out=True), True, y[0], n_out, i, y[1]),
+                        Access(res.mover("m", "arg", out=True), True, f"argmax:{u.ident}",
+                               n_out, i)]
+            if table:
+                acc.append(Access(res.mover("s_m"), False, f"table:{res.name}", len(table)))
+            return [Work(tuple(acc), start=True, wait_done=True)]
+        raise FpdeepError(f"unit kind {kind!r} has no task rule")
+
+    def _contributors(self, tensor: str) -> list[str]:
+        """The layers whose error contributions to ``tensor`` its fan-in adds, in layer
+        order."""
+        order = [layer.name for layer in self.network.layers]
+        users = [layer.name for layer in self.network.layers
+                 if any(self.canon(n) == tensor for n in layer.inputs)]
+        return sorted(users, key=order.index)
+
+    def _sgd(self, task: Task, res: Resource) -> list[Work]:
+        """Per slice of the board, per trainable role: the gradient sums and the weights in,
+        the new weights back in place. The constants come from the compiler
+        (``cfg_*`` = None here)."""
+        works = []
+        slices = [(s, e) for b in self.d.boards if b.index == task.board for s in b.slices
+                  for e in s.engines.values() if e.mode == "wg"]
+        roles = [(s, e, role) for s, e in slices for role in ("weight", "bias")
+                 if role == "weight" or s.has_bias]
+        for k, (s, e, role) in enumerate(roles):
+            nw = e.out_beats - ((s.hi - s.lo) if s.has_bias else 0)
+            n, off = (nw, 0) if role == "weight" else (s.hi - s.lo, nw)
+            store = f"w:{s.ident}" if role == "weight" else f"b:{s.ident}"
+            works.append(Work((Access(res.mover("s_g"), False, f"acc:{s.ident}", n, -1, off),
+                               Access(res.mover("s_w"), False, store, n),
+                               Access(res.mover("m", out=True), True, store, n)),
+                              cfg=(("sgd", k),), ends_task=k == len(roles) - 1))
+        return works
+
+    def sgd_roles(self, board: int) -> list[tuple[SliceDesign, str]]:
+        """The (slice, role) of each pass of board ``board``'s SGD task, in order."""
+        slices = [s for b in self.d.boards if b.index == board for s in b.slices]
+        return [(s, role) for s in slices for role in ("weight", "bias")
+                if role == "weight" or s.has_bias]
+
+
+def _last_layer(network: Network):
+    layers = [layer for layer in network.layers if not spec(layer.op).in_loss]
+    return layers[-1]
+
+
+def board_layouts(d: Design, network: Network, *, batch: int) -> list[BoardLayout]:
+    """Every board's resources and store for steps of up to ``batch`` images."""
+    rules = TaskWork(d, network)
+    layouts = [BoardLayout(b.index, batch, _resources(d, b)) for b in d.boards]
+    sizes: list[dict[str, tuple[int, bool]]] = [{} for _ in d.boards]
+
+    def need(board: int, key: str, words: int, per_image: bool) -> None:
+        old = sizes[board].get(key, (0, per_image))
+        sizes[board][key] = (max(old[0], words), per_image)
+
+    tasks = schedule(d, network, batch=1).tasks
+    for t in tasks:
+        boards = [t.board, t.dst] if t.kind == "link" else [t.board]
+        for b in boards:
+            for w in rules.work(t, b, layouts[b]):
+                for a in w.accesses:
+                    need(b, a.key, a.offset + a.words if not a.hold else 1, a.image >= 0)
+    for layout in layouts:
+        for key, (words, per_image) in sorted(sizes[layout.index].items()):
+            if key.startswith(("act:", "err:", "psum:")):
+                full, per_image = rules.words(key)
+                words = max(words, full)
+            depth = max(2, words * (batch if per_image else 1))
+            if depth > 1 << BANK_ADDRESS_BITS:
+                raise FpdeepError(f"board {layout.index}: {key} needs {depth} words, more "
+                                  f"than a store bank addresses ({1 << BANK_ADDRESS_BITS})")
+            layout.regions[key] = Region(len(layout.banks), words, per_image)
+            layout.banks.append((key, depth))
+    return layouts
+
+
+def constant_contents(d: Design, layout: BoardLayout) -> dict[str, list[int]]:
+    """The per-board items the host writes before the first step besides the weights: the
+    loss unit's exp table, the pooling tables and the zero word."""
+    out: dict[str, list[int]] = {}
+    for key in layout.regions:
+        if key == "zero":
+            out[key] = [0]
+        elif key == "exp":
+            out[key] = [int(v) for v in golden_loss.EXP2_TABLE]
+        elif key.startswith("table:"):
+            name = key.split(":", 1)[1]
+            res = next(r for r in layout.resources if r.name == name)
+            out[key] = list(res.unit.info["table_bwd" if name.endswith("_bp")
+                                          else "table_fwd"])
+    return out
+
+
+def program_words(d: Design, network: Network, layouts: Sequence[BoardLayout]) -> int:
+    """Instruction words each sequencer's memory holds: twice (a train and a forward-only
+    half) the longest stream of a training step of the stores' full batch."""
+    from fpdeep.codegen.program import compile_step
+    batch = min(layout.batch for layout in layouts)
+    program = compile_step(d, network, layouts, batch=batch, lr=2.0 ** -6)
+    longest = max(len(words) for board in program.boards for words in board)
+    return 2 * longest
+
+
+__all__ = ["CONFIG", "WORD_BITS", "Access", "BoardLayout", "Mover", "Region", "Resource",
+           "TaskWork", "Work", "board_layouts", "constant_contents"]

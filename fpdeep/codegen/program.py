@@ -1,0 +1,128 @@
+"""The instruction streams of one training step: every resource of every board gets its tasks
+in the order the planner's timeline starts them (`fpdeep.schedule.tasks.timeline`), each
+preceded by a WAIT for every other resource of its board whose tasks it needs, then the
+configuration, the movers' commands and a GO per pass (`fpdeep.codegen.layout.TaskWork`).
+
+A dependency on another board is always a link hop that ends on this board, so it is a WAIT
+on this board's receiving side of that link. A static order per resource cannot deadlock: it
+is the order of one feasible execution, and every wait points back in that execution's time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from fpdeep.codegen.layout import BoardLayout, Resource, TaskWork, Work
+from fpdeep.design.lower import Design
+from fpdeep.errors import FpdeepError
+from fpdeep.golden import sgd
+from fpdeep.golden import step as golden_step
+from fpdeep.hwlib import SGD
+from fpdeep.hwlib.protocol import op_cfg, op_end, op_go, op_in, op_out, op_wait
+from fpdeep.ir import Network
+from fpdeep.schedule.tasks import Task, link_hops, schedule, task_cycles, timeline
+
+
+@dataclass(frozen=True)
+class StepProgram:
+    """Per board, per resource: its instruction words; and the schedule they come from."""
+
+    boards: tuple[tuple[tuple[int, ...], ...], ...]
+    tasks: tuple[Task, ...]
+
+    def words(self, board: int, resource: int) -> tuple[int, ...]:
+        return self.boards[board][resource]
+
+
+def _places(task: Task, layouts: Sequence[BoardLayout]) -> list[tuple[int, int]]:
+    """(board, resource index) of every sequencer that runs part of ``task``."""
+    if task.kind == "link":
+        (a, b), = link_hops(task)
+        return [(a, layouts[a].resource(task.resource)), (b, layouts[b].resource(task.resource))]
+    return [(task.board, layouts[task.board].resource(task.resource))]
+
+
+def compile_step(d: Design, network: Network, layouts: Sequence[BoardLayout], *, batch: int,
+                 lr: float) -> StepProgram:
+    """The instruction streams of a training step of ``batch`` images at learning rate
+    ``lr``."""
+    if batch > min(layout.batch for layout in layouts):
+        raise FpdeepError(f"batch {batch}: the boards' stores were sized for "
+                          f"{layouts[0].batch} image(s); rebuild with --batch {batch}")
+    tasks = schedule(d, network, batch=batch).tasks
+    span = timeline(tasks, [task_cycles(t, links=d.links) for t in tasks])
+    order: dict[tuple[int, int], list[int]] = {}
+    for k in sorted(range(len(tasks)), key=lambda k: (span[k][0], k)):
+        for place in _places(tasks[k], layouts):
+            order.setdefault(place, []).append(k)
+    position = {(k, place[0]): (place[1], n + 1) for place, ks in order.items()
+                for n, k in enumerate(ks)}
+    rules = TaskWork(d, network)
+    consts = _SgdConstants(d, network, batch, lr)
+    programs = [[[] for _ in layout.resources] for layout in layouts]
+    for (board, res), ks in sorted(order.items()):
+        layout = layouts[board]
+        words = programs[board][res]
+        for k in ks:
+            waits: dict[int, int] = {}
+            # the receiving side of a link waits for nothing: the words arrive when sent
+            receiving = tasks[k].kind == "link" and tasks[k].board != board
+            for dep in () if receiving else tasks[k].deps:
+                found = position.get((dep, board))
+                if found is None:
+                    raise FpdeepError(f"task {k} ({tasks[k].what} {tasks[k].layer}) on board "
+                                      f"{board} waits for task {dep} of another board that no "
+                                      f"link brings here")
+                other, count = found
+                if other != res:
+                    waits[other] = max(waits.get(other, 0), count)
+            words += [op_wait(r, n) for r, n in sorted(waits.items())]
+            for work in rules.work(tasks[k], board, layout):
+                words += _encode(work, layout, layout.resources[res], consts, board)
+    for board_programs in programs:
+        for words in board_programs:
+            words.append(op_end())
+    return StepProgram(tuple(tuple(tuple(w) for w in p) for p in programs), tasks)
+
+
+def _encode(work: Work, layout: BoardLayout, res: Resource, consts: _SgdConstants,
+            board: int) -> list[int]:
+    words = []
+    fields = [name for name, _ in res.cfg]
+    for name, value in work.cfg:
+        if name == "sgd":  # the k-th pass of the board's SGD task: its four constants
+            for port, v in consts.values(board, value).items():
+                words.append(op_cfg(fields.index(port), v))
+        else:
+            words.append(op_cfg(fields.index(name), value))
+    for a in work.accesses:
+        bank, address = layout.address(a.key, a.image, a.offset)
+        op = op_out if a.out else op_in
+        extra = {} if a.out else {"hold": a.hold}
+        words.append(op(a.mover, bank, address, a.words, parts=a.parts, **extra))
+    words.append(op_go(start=work.start, flush=work.flush, wait_done=work.wait_done,
+                       ends_task=work.ends_task))
+    return words
+
+
+class _SgdConstants:
+    """The SGD unit's runtime constants for each pass of a board's update (fpdeep.golden.sgd):
+    1/B and the learning rate as mantissa and shift, aligned to each tensor's formats."""
+
+    def __init__(self, d: Design, network: Network, batch: int, lr: float) -> None:
+        self.ctx = golden_step.StepContext.make(network, d.numerics, d.loss)
+        self.mb, self.rb = sgd.batch_constant(batch)
+        self.mlr, self.rlr = sgd.lr_constant(lr)
+        self.rules = TaskWork(d, network)
+        self.layers = {layer.name: layer for layer in network.layers}
+
+    def values(self, board: int, k: int) -> dict[str, int]:
+        s, role = self.rules.sgd_roles(board)[k]
+        layer = self.layers[s.layer]
+        g_fmt, w_fmt = self.ctx.fmt("grad", s.layer), self.ctx.fmt("weight", s.layer)
+        fe = self.ctx.err(layer.output).frac
+        frac = fe + self.ctx.act(layer.inputs[0]).frac if role == "weight" else fe
+        return {"cfg_mb": self.mb, "cfg_sb": SGD.encode("cfg_sb", frac + self.rb - g_fmt.frac),
+                "cfg_mlr": self.mlr,
+                "cfg_slr": SGD.encode("cfg_slr", g_fmt.frac + self.rlr - w_fmt.frac)}

@@ -1,0 +1,22 @@
+"""The board infrastructure's hand-written blocks in simulation: the host interface on the
+tensor store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fpdeep.cosim.simulator import hw_sources
+
+pytestmark = pytest.mark.sim
+
+HERE = Path(__file__).parent
+
+
+def test_host_interface_on_the_store(run_testbench):
+    sources = [*hw_sources("fpdeep_host"), *hw_sources("fpdeep_store"),
+               HERE / "host_store_top.sv"]
+    result = run_testbench(toplevel="host_store_top", test_module="tb_host",
+                           sources=list(dict.fromkeys(sources)))
+    assert result.tests == 3 and result.failed == 0, result
