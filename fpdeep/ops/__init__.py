@@ -78,6 +78,12 @@ def trainable_refs(layer: Layer) -> tuple[WeightRef, ...]:
     return tuple(ref for ref in layer.weights if ref.role in roles)
 
 
+def batch_barrier(layer: Layer) -> bool:
+    """Whether ``layer`` waits for the whole mini-batch in FP and in BP (batch statistics)."""
+    rule = spec(layer.op).batch_barrier
+    return rule is not None and rule(layer)
+
+
 def needs_error(network: Network) -> dict[str, bool]:
     """Per tensor, whether a training step computes its error: whether a trainable layer lies
     upstream of it (FPDeep: the first compute layer does no BP)."""
@@ -109,6 +115,7 @@ __all__ = [
     "OPS",
     "LoopNest",
     "OpSpec",
+    "batch_barrier",
     "element_ops",
     "loop_nest",
     "needs_error",

@@ -155,5 +155,5 @@ def statistics(ctx: StepContext, layer: Layer, x: np.ndarray, p: dict) -> dict:
 SPECS = (
     OpSpec(Op.BATCHNORM, same_shape, element_ops, trainable=("scale", "bias"),
            forward=forward, backward=backward, weight_gradient=weight_gradient, trains=trains,
-           gradient_frac=gradient_frac, statistics=statistics),
+           gradient_frac=gradient_frac, statistics=statistics, batch_barrier=trains),
 )

@@ -77,6 +77,9 @@ class OpSpec:
     trains: Callable[[Layer], bool] | None = None
     gradient_frac: Callable[[StepContext, Layer, str], int] | None = None
     statistics: Statistics | None = None
+    #: whether a layer needs statistics of the whole batch before it can give any output (a
+    #: BatchNormalization in training mode): a barrier to pipelining images
+    batch_barrier: Callable[[Layer], bool] | None = None
 
     @property
     def golden(self) -> bool:
