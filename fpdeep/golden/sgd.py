@@ -57,7 +57,7 @@ def update_float(w: np.ndarray, g: np.ndarray, *, lr: float) -> np.ndarray:
     return np.asarray(w, np.float64) - lr * np.asarray(g, np.float64)
 
 
-# ------------------------------------------------- momentum and weight decay (§12.1)
+# ------------------------------------------------- momentum and weight decay (§17)
 
 
 def check_optimiser(momentum: float, weight_decay: float) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 from fpdeep.errors import FpdeepError
 
 #: Tensor classes that carry a format. Biases use the weight format of their layer; ``vel`` is
-#: the SGD momentum buffer of a layer's parameters (docs/numerics.md §12.1).
+#: the SGD momentum buffer of a layer's parameters (docs/numerics.md §17).
 TENSOR_CLASSES = ("act", "weight", "err", "grad", "vel")
 
 #: Width of every accumulator (the DSP48 P register). Accumulation wraps modulo 2**ACC_WIDTH.
