@@ -16,6 +16,7 @@ from fpdeep import flow
 from fpdeep.errors import FpdeepError, FpdeepWarning
 from fpdeep.files import write_file
 from fpdeep.flow import DEFAULT_RUN_BATCH, SIMULATORS, BuildConfig, RunConfig, defaults
+from fpdeep.ops.batchnorm import BN_MODES
 from fpdeep.planning.cluster import MAX_BOARDS
 from fpdeep.progress import Progress
 from fpdeep.tables import printable
@@ -143,6 +144,9 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pixel-lanes", type=int, default=d["pixel_lanes"], metavar="P",
                         help="what-if: engines that also compute P output rows at once "
                              "(the generated engines compute 1)")
+    parser.add_argument("--bn", choices=BN_MODES, default=d["bn"],
+                        help="BatchNormalization: train with batch statistics (as PyTorch's "
+                             "train mode), or frozen: a fixed affine of the running statistics")
 
 
 def build_config(args: argparse.Namespace) -> BuildConfig:
@@ -156,7 +160,7 @@ def build_config(args: argparse.Namespace) -> BuildConfig:
         model=args.model, board=board, boards=args.boards, input_shape=args.input_shape,
         partition=args.partition, precision=args.precision, batch=args.batch,
         clock_mhz=args.clock, link_gbps=args.link_gbps, util_cap=args.util_cap,
-        pipelining=args.pipelining, pixel_lanes=args.pixel_lanes,
+        pipelining=args.pipelining, pixel_lanes=args.pixel_lanes, bn=args.bn,
         **({"loss": args.loss, "output": Path(args.output), "force": args.force}
            if "output" in args else {}))
 

@@ -29,6 +29,7 @@ from fpdeep.frontend import load_onnx
 from fpdeep.golden.loss import LOSSES
 from fpdeep.ir import Network
 from fpdeep.numerics import Numerics
+from fpdeep.ops.batchnorm import BN_MODES, with_batchnorm
 from fpdeep.planning.cluster import DEFAULT_UTIL_CAP, PIPELINING, Cluster, make_cluster
 from fpdeep.planning.partition import STRATEGIES
 from fpdeep.planning.planner import DEFAULT_BATCH, Plan
@@ -63,6 +64,7 @@ class BuildConfig:
     pipelining: str = "image"
     pixel_lanes: int = 1
     loss: str = "softmax_ce"
+    bn: str = "train"  # BatchNormalization: batch statistics (train) or a fixed affine (frozen)
     numerics: Numerics = field(default_factory=Numerics)  # the fixed-point formats
     output: Path | None = None  # build: the folder to write
     force: bool = False  # build: replace the folder whatever it holds
@@ -76,6 +78,8 @@ class BuildConfig:
                               f"valid: {', '.join(PIPELINING)}")
         if self.loss not in LOSSES:
             raise FpdeepError(f"--loss {self.loss!r} is not known; valid: {', '.join(LOSSES)}")
+        if self.bn not in BN_MODES:
+            raise FpdeepError(f"--bn {self.bn!r} is not known; valid: {', '.join(BN_MODES)}")
         require_positive_int("--batch", self.batch)
         if self.boards is not None:
             require_positive_int("--boards", self.boards)
@@ -154,7 +158,8 @@ def _need(state: FlowState, what: str, step: str) -> Any:
 def load(state: FlowState, config: BuildConfig) -> FlowState:
     """The configuration's model as fpdeep's IR."""
     state.progress.step("loading", str(config.model))
-    return replace(state, network=load_onnx(config.model, input_shape=config.input_shape))
+    network = load_onnx(config.model, input_shape=config.input_shape)
+    return replace(state, network=with_batchnorm(network, config.bn))
 
 
 def analyze(state: FlowState, config: BuildConfig) -> FlowState:

@@ -33,12 +33,12 @@ def test_every_op_kind_has_one_spec():
     # the loop nest (MACs, planner cost) is what makes a compute layer
     assert {op for op, s in ops.OPS.items() if s.nest is not None} == COMPUTE_OPS
     golden = {Op.CONV, Op.FC, Op.RELU, Op.MAXPOOL, Op.AVGPOOL, Op.GLOBAL_AVGPOOL, Op.ADD,
-              Op.FLATTEN, Op.IDENTITY, Op.SOFTMAX}
+              Op.FLATTEN, Op.IDENTITY, Op.SOFTMAX, Op.BATCHNORM}
     assert golden == ops.GOLDEN_OPS
     for op in ops.GOLDEN_OPS:  # a golden op has both passes, or the loss computes it
         s = ops.spec(op)
         assert (s.forward is None) == (s.backward is None) == s.in_loss
-        assert (s.weight_gradient is not None) == (op in COMPUTE_OPS)
+        assert (s.weight_gradient is not None) == bool(s.trainable)
 
 
 def test_an_unknown_op_is_named_with_the_known_ones():

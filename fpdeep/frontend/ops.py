@@ -125,12 +125,26 @@ def batchnorm(g: GraphWalk) -> None:
         g.param(3, "mean", channels), g.param(4, "var", channels),
     ]
     attrs = g.attrs()
+    if not int(attrs.get("spatial", 1)):  # type: ignore[arg-type]
+        raise g.error("spatial=0 normalises every activation on its own; fpdeep supports the "
+                      "per-channel BatchNormalization (spatial=1, the only form from opset 9).")
+    # Opsets 9-13 mark training by the extra outputs (running mean and variance, saved mean and
+    # variance), 14+ by training_mode; fpdeep trains with batch statistics in either case.
     mode = BatchNormAttrs(
-        epsilon=float(attrs.get("epsilon", 1e-5)),  # type: ignore[arg-type]
-        momentum=float(attrs.get("momentum", 0.9)),  # type: ignore[arg-type]
-        training_mode=bool(int(attrs.get("training_mode", 0))),  # type: ignore[arg-type]
+        epsilon=_float32_attr(attrs.get("epsilon", 1e-5)),
+        momentum=_float32_attr(attrs.get("momentum", 0.9)),
+        training_mode=bool(int(attrs.get("training_mode", len(g.node.output) > 1))),  # type: ignore
     )
+    if not 0 <= mode.momentum <= 1:
+        raise g.error(f"momentum {mode.momentum} must lie in [0, 1] (ONNX: running <- momentum "
+                      "* running + (1 - momentum) * batch).")
     g.emit(Op.BATCHNORM, [(x, shape)], mode, weights)
+
+
+def _float32_attr(value: object) -> float:
+    """A float attribute (stored as float32) as the shortest decimal it stands for: 0.9, not
+    0.899999976, so that the model means what its exporter wrote."""
+    return float(str(np.float32(value)))  # type: ignore[arg-type]
 
 
 def pool(g: GraphWalk) -> None:

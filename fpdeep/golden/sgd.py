@@ -1,4 +1,5 @@
-"""Batch-mean scaling of weight-gradient accumulators, SGD update (docs/numerics.md §11-12)."""
+"""Batch-mean scaling of weight-gradient accumulators, SGD update with optional momentum and
+weight decay (docs/numerics.md §11-12)."""
 
 from __future__ import annotations
 
@@ -54,3 +55,54 @@ def mean_gradient_float(acc: np.ndarray, *, batch: int) -> np.ndarray:
 def update_float(w: np.ndarray, g: np.ndarray, *, lr: float) -> np.ndarray:
     lr_constant(lr)
     return np.asarray(w, np.float64) - lr * np.asarray(g, np.float64)
+
+
+# ------------------------------------------------- momentum and weight decay (§17)
+
+
+def check_optimiser(momentum: float, weight_decay: float) -> None:
+    """Momentum in [0, 1) and weight decay >= 0, as finite numbers."""
+    for name, value, ok in (("momentum", momentum, lambda v: 0 <= v < 1),
+                            ("weight_decay", weight_decay, lambda v: v >= 0)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+            math.isfinite(value) and ok(value)
+        ):
+            allowed = "a number from 0 up to (not including) 1" if name == "momentum" \
+                else "a non-negative number"
+            raise FpdeepError(f"{name}={value!r} is not valid: give {allowed}")
+
+
+def momentum_update(w: np.ndarray, g: np.ndarray, v: np.ndarray | None, *, lr: float,
+                    momentum: float, weight_decay: float, g_fmt: Format, w_fmt: Format,
+                    v_fmt: Format) -> tuple[np.ndarray, np.ndarray]:
+    """``(w', v')`` of SGD with momentum and weight decay, PyTorch's rule in fixed point:
+
+    ``d = convert(g, grad -> vel) + rshift(w * M_wd, fw + r_wd - fv)`` (the second term only
+    when weight_decay > 0); ``v' = saturate(rshift(v * M_mu, r_mu) + d, vel)`` (``v' =
+    saturate(d)`` on the first step or without momentum); ``w' = saturate(w - rshift(v' *
+    M_lr, fv + r_lr - fw), weight)``.
+    """
+    check_optimiser(momentum, weight_decay)
+    w = as_int(w, "weight")
+    d = requantise(as_int(g, "gradient"), g_fmt.frac - v_fmt.frac, v_fmt)
+    if weight_decay > 0:
+        m_wd, r_wd = scale_constant(float(weight_decay))
+        d = d + round_shift(w * m_wd, w_fmt.frac + r_wd - v_fmt.frac)
+    if v is not None and momentum > 0:
+        m_mu, r_mu = scale_constant(float(momentum))
+        d = d + round_shift(as_int(v, "velocity") * m_mu, r_mu)
+    v_new = saturate(d, v_fmt)
+    m, r = lr_constant(lr)
+    return saturate(w - round_shift(v_new * m, v_fmt.frac + r - w_fmt.frac), w_fmt), v_new
+
+
+def momentum_update_float(w: np.ndarray, g: np.ndarray, v: np.ndarray | None, *, lr: float,
+                          momentum: float,
+                          weight_decay: float) -> tuple[np.ndarray, np.ndarray]:
+    """``d = g + wd * w; v' = mu * v + d`` (``v' = d`` on the first step); ``w' = w - lr * v'``."""
+    check_optimiser(momentum, weight_decay)
+    lr_constant(lr)
+    w = np.asarray(w, np.float64)
+    d = np.asarray(g, np.float64) + weight_decay * w
+    v_new = d if v is None or momentum == 0 else momentum * np.asarray(v, np.float64) + d
+    return w - lr * v_new, v_new

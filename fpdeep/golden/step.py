@@ -1,9 +1,10 @@
 """One synchronous mini-batch SGD step over a Network: fixed point (golden) or float reference.
 
 Walks ``network.layers`` in topological order for FP, in reverse for BP and WG, then updates
-every Conv/FC weight and bias once. Both modes share this walk; each layer's rules come from its
-op's spec (``fpdeep.ops``), which calls the integer and the float arithmetic of this package's
-per-op modules. See ``docs/numerics.md`` for the fixed-point definitions.
+every trainable parameter once (Conv/FC weights and biases, BatchNormalization gamma and beta)
+by SGD, with optional momentum and weight decay. Both modes share this walk; each layer's rules
+come from its op's spec (``fpdeep.ops``), which calls the integer and the float arithmetic of
+this package's per-op modules. See ``docs/numerics.md`` for the fixed-point definitions.
 """
 
 from __future__ import annotations
@@ -71,21 +72,32 @@ class Trace(Mapping[str, LayerTrace]):
 
 @dataclass(frozen=True)
 class StepResult:
-    weights: dict[str, np.ndarray]  # float64, keyed by ONNX initializer name
+    """``weights``: every parameter after the step (BatchNormalization running statistics
+    included), float64, keyed by ONNX initializer name; ``state``: the SGD momentum buffers
+    keyed likewise (empty without momentum), to pass as the next step's ``state``."""
+
+    weights: dict[str, np.ndarray]
     loss: float  # batch mean, before the update
     trace: Trace
+    state: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def train_step(network: Network, weights: Mapping[str, np.ndarray], x: np.ndarray,
-               y: np.ndarray, *, lr: float, numerics: Numerics | str = DEFAULT_NUMERICS,
+               y: np.ndarray, *, lr: float, momentum: float = 0.0, weight_decay: float = 0.0,
+               state: Mapping[str, np.ndarray] | None = None,
+               numerics: Numerics | str = DEFAULT_NUMERICS,
                loss: str = "softmax_ce") -> StepResult:
     """One SGD step on the batch ``x`` (B, C, H, W) float, ``y`` (B,) int labels.
 
     ``numerics`` is a ``Numerics`` for the fixed-point golden model or ``"float"`` for the
     float64 reference. ``loss`` is ``"softmax_ce"`` or ``"mse"`` (against one-hot labels).
+    ``momentum`` and ``weight_decay`` follow ``torch.optim.SGD`` (one parameter group, decay
+    on every trainable parameter); ``state`` is the previous step's ``StepResult.state``.
     """
     ctx = _context(network, numerics, loss)
     sgd.lr_constant(lr)
+    sgd.check_optimiser(momentum, weight_decay)
+    optimiser = _Optimiser(lr, momentum, weight_decay, _velocities(network, state, ctx))
     xb, yb = _check_batch(network, x, y)
     logits_name = logits_tensor(network, loss)
     params = load_params(network, weights, ctx)
@@ -120,8 +132,8 @@ def train_step(network: Network, weights: Mapping[str, np.ndarray], x: np.ndarra
                 if needs.get(name, False):
                     contributions.setdefault(name, []).append(err)
         accs, grads, updated = {}, {}, {}
-        if layer.is_compute:
-            accs, grads, updated = _weight_update(ctx, layer, e_out, ins[0], p, lr)
+        if trainable_refs(layer):
+            accs, grads, updated = _weight_update(ctx, layer, e_out, ins[0], p, optimiser)
             new_weights.update(updated)
         traces[layer.name] = LayerTrace(
             layer=layer.name, output=acts[layer.output], output_error=e_out,
@@ -135,10 +147,15 @@ def train_step(network: Network, weights: Mapping[str, np.ndarray], x: np.ndarra
     trace = Trace(layers=MappingProxyType(ordered), input=acts[network.input_name], logits=zb,
                   probabilities=probs, loss_error=e_logits, fixed=ctx.fixed)
     out = {name: np.asarray(value, np.float64) for name, value in weights.items()}
-    for layer in network.compute_layers:
+    for layer in network.layers:
         for ref in trainable_refs(layer):
             out[ref.name] = ctx.to_float(new_weights[ref.name], ctx.fmt("weight", layer.name))
-    return StepResult(weights=out, loss=loss_value, trace=trace)
+        rule = spec(layer.op).statistics
+        if rule is not None:
+            by_role = {ref.role: ref for ref in layer.weights}
+            for role, value in rule(ctx, layer, acts[layer.inputs[0]], params[layer.name]).items():
+                out[by_role[role].name] = value.reshape(by_role[role].shape)
+    return StepResult(weights=out, loss=loss_value, trace=trace, state=optimiser.new_state)
 
 
 def infer(network: Network, weights: Mapping[str, np.ndarray], x: np.ndarray, *,
@@ -156,7 +173,7 @@ def weight_formats(network: Network,
                    numerics: Numerics = DEFAULT_NUMERICS) -> dict[str, Format]:
     """The format of every trainable parameter, keyed by initializer name."""
     return {ref.name: numerics.fmt("weight", layer.name)
-            for layer in network.compute_layers for ref in trainable_refs(layer)}
+            for layer in network.layers for ref in trainable_refs(layer)}
 
 
 def quantise_weights(network: Network, weights: Mapping[str, np.ndarray],
@@ -247,12 +264,12 @@ def load_params(network: Network, weights: Mapping[str, np.ndarray],
             f"weights must be a dict of arrays keyed by initializer name, got "
             f"{type(weights).__name__}"
         )
-    missing = [ref.name for layer in network.compute_layers for ref in trainable_refs(layer)
+    missing = [ref.name for layer in network.layers for ref in layer.weights
                if ref.name not in weights]
     if missing:
         raise FpdeepError("weights lacks these parameters: " + ", ".join(missing))
     owners: dict[str, str] = {}
-    for layer in network.compute_layers:
+    for layer in network.layers:
         for ref in trainable_refs(layer):
             if ref.name in owners:
                 raise FpdeepError(
@@ -261,15 +278,19 @@ def load_params(network: Network, weights: Mapping[str, np.ndarray],
                 )
             owners[ref.name] = layer.name
     params: dict[str, dict[str, np.ndarray]] = {}
-    for layer in network.compute_layers:
+    for layer in network.layers:
+        trained = trainable_refs(layer)
         entry = {}
-        for ref in trainable_refs(layer):
+        for ref in layer.weights:
             value = np.asarray(weights[ref.name], dtype=np.float64)
             if tuple(value.shape) != tuple(ref.shape):
                 raise FpdeepError(
                     f"weights[{ref.name!r}] has shape {tuple(value.shape)}, layer "
                     f"{layer.name} expects {tuple(ref.shape)}"
                 )
+            if ref not in trained:  # constants and running statistics: the op reads the float
+                entry[ref.role] = value
+                continue
             fmt = ctx.fmt("weight", layer.name)
             stored = quantise(value, fmt) if ctx.fixed else value
             entry[ref.role] = _compute_layout(layer, ref, stored)
@@ -294,25 +315,92 @@ def _store_layout(layer: Layer, ref: WeightRef, w: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------- gradient, update
 
 
+@dataclass
+class _Optimiser:
+    """The step's SGD settings, the momentum buffers it starts from (compute layout) and those it
+    leaves (initializer layout, float64)."""
+
+    lr: float
+    momentum: float
+    weight_decay: float
+    velocities: dict[str, np.ndarray]
+    new_state: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def plain(self) -> bool:
+        return self.momentum == 0 and self.weight_decay == 0
+
+
+def _velocities(network: Network, state: Mapping[str, np.ndarray] | None,
+                ctx: StepContext) -> dict[str, np.ndarray]:
+    """The previous step's momentum buffers, checked, in compute layout (fixed: vel integers)."""
+    if state is None:
+        return {}
+    if not isinstance(state, Mapping):
+        raise FpdeepError(f"state must be the previous step's StepResult.state (a dict of "
+                          f"arrays), got {type(state).__name__}")
+    refs = {ref.name: (layer, ref) for layer in network.layers for ref in trainable_refs(layer)}
+    unknown = sorted(set(state) - set(refs))
+    if unknown:
+        raise FpdeepError("state holds momentum buffers of no trainable parameter: "
+                          + ", ".join(unknown))
+    out = {}
+    for name, value in state.items():
+        layer, ref = refs[name]
+        v = np.asarray(value, np.float64)
+        if tuple(v.shape) != tuple(ref.shape):
+            raise FpdeepError(f"state[{name!r}] has shape {tuple(v.shape)}, the parameter "
+                              f"{tuple(ref.shape)}")
+        out[name] = _compute_layout(layer, ref, quantise(v, ctx.fmt("vel", layer.name))
+                                    if ctx.fixed else v)
+    return out
+
+
 def _weight_update(ctx: StepContext, layer: Layer, e: np.ndarray, x: np.ndarray, p: dict,
-                   lr: float) -> tuple[dict, dict, dict]:
+                   opt: _Optimiser) -> tuple[dict, dict, dict]:
     """WG accumulators over the batch, their batch mean, and the SGD update, per parameter."""
     batch = x.shape[0]
-    acc_w, acc_b = spec(layer.op).weight_gradient(ctx, layer, e, x)
+    rules = spec(layer.op)
+    sums = dict(zip(rules.trainable, rules.weight_gradient(ctx, layer, e, x), strict=True))
     accs, grads, new = {}, {}, {}
     for ref in trainable_refs(layer):
-        acc = acc_w if ref.role == "weight" else acc_b
+        acc = sums[ref.role]
+        v = opt.velocities.get(ref.name)
+        v_new = None
         if ctx.fixed:
-            e_frac = ctx.err(layer.output).frac
-            acc_frac = e_frac + (ctx.act(layer.inputs[0]).frac if ref.role == "weight" else 0)
             g_fmt, w_fmt = ctx.fmt("grad", layer.name), ctx.fmt("weight", layer.name)
-            g = sgd.mean_gradient(acc, acc_frac=acc_frac, batch=batch, out_fmt=g_fmt)
-            w_new = sgd.update(p[ref.role], g, lr=lr, g_fmt=g_fmt, w_fmt=w_fmt)
+            g = sgd.mean_gradient(acc, acc_frac=_accumulator_frac(ctx, layer, ref.role),
+                                  batch=batch, out_fmt=g_fmt)
+            if opt.plain:
+                w_new = sgd.update(p[ref.role], g, lr=opt.lr, g_fmt=g_fmt, w_fmt=w_fmt)
+            else:
+                v_fmt = ctx.fmt("vel", layer.name)
+                w_new, v_new = sgd.momentum_update(
+                    p[ref.role], g, v, lr=opt.lr, momentum=opt.momentum,
+                    weight_decay=opt.weight_decay, g_fmt=g_fmt, w_fmt=w_fmt, v_fmt=v_fmt)
+                v_new = ctx.to_float(v_new, v_fmt)
         else:
             g = sgd.mean_gradient_float(acc, batch=batch)
-            w_new = sgd.update_float(p[ref.role], g, lr=lr)
+            if opt.plain:
+                w_new = sgd.update_float(p[ref.role], g, lr=opt.lr)
+            else:
+                w_new, v_new = sgd.momentum_update_float(
+                    p[ref.role], g, v, lr=opt.lr, momentum=opt.momentum,
+                    weight_decay=opt.weight_decay)
+        if v_new is not None and opt.momentum > 0:
+            opt.new_state[ref.name] = _store_layout(layer, ref, v_new)
         accs[ref.name] = _store_layout(layer, ref, acc)
         grads[ref.name] = _store_layout(layer, ref, g)
         new[ref.name] = _store_layout(layer, ref, w_new)
     return accs, grads, new
+
+
+def _accumulator_frac(ctx: StepContext, layer: Layer, role: str) -> int:
+    """Fractional bits of a WG sum: the error's plus the input's for a weight, the error's for a
+    bias (Conv, FC), or what the op says."""
+    rule = spec(layer.op).gradient_frac
+    if rule is not None:
+        return rule(ctx, layer, role)
+    e_frac = ctx.err(layer.output).frac
+    return e_frac + (ctx.act(layer.inputs[0]).frac if role == "weight" else 0)
 

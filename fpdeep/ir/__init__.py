@@ -86,8 +86,9 @@ class LRNAttrs:
 @dataclass(frozen=True)
 class BatchNormAttrs:
     epsilon: float = 1e-5
-    momentum: float = 0.9
-    training_mode: bool = False
+    momentum: float = 0.9  # ONNX's: running <- momentum * running + (1 - momentum) * batch
+    training_mode: bool = False  # as the model says; fpdeep trains with batch statistics
+    frozen: bool = False  # a fixed affine of the running statistics (--bn frozen)
 
 
 @dataclass(frozen=True)

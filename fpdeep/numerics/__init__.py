@@ -17,8 +17,9 @@ import numpy as np
 
 from fpdeep.errors import FpdeepError
 
-#: Tensor classes that carry a format. Biases use the weight format of their layer.
-TENSOR_CLASSES = ("act", "weight", "err", "grad")
+#: Tensor classes that carry a format. Biases use the weight format of their layer; ``vel`` is
+#: the SGD momentum buffer of a layer's parameters (docs/numerics.md §17).
+TENSOR_CLASSES = ("act", "weight", "err", "grad", "vel")
 
 #: Width of every accumulator (the DSP48 P register). Accumulation wraps modulo 2**ACC_WIDTH.
 ACC_WIDTH = 48
@@ -64,6 +65,7 @@ def _default_formats() -> Mapping[str, Format]:
             "weight": Format(16, 14),
             "err": Format(16, 14),
             "grad": Format(16, 14),
+            "vel": Format(24, 18),
         }
     )
 

@@ -2,8 +2,8 @@
 
 The frontend takes its shapes from here, analysis its workload, the planner its loop nests and
 the golden step its forward and backward rules; adding an op is one new entry in one of the
-family modules (``conv``, ``fc``, ``pool``, ``eltwise``, ``reshape``). Which RTL runs an op is the
-design stage's table (``fpdeep.design.mapping``).
+family modules (``conv``, ``fc``, ``pool``, ``eltwise``, ``reshape``, ``batchnorm``). Which RTL
+runs an op is the design stage's table (``fpdeep.design.mapping``).
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from types import MappingProxyType
 
 from fpdeep.errors import FpdeepError
 from fpdeep.ir import Attrs, Layer, Network, Op, PoolAttrs, Shape, WeightRef
-from fpdeep.ops import conv, eltwise, fc, pool, reshape
+from fpdeep.ops import batchnorm, conv, eltwise, fc, pool, reshape
 from fpdeep.ops.fc import stored_transposed
 from fpdeep.ops.spec import LoopNest, OpSpec
 
-_SPECS = {s.op: s for family in (conv, fc, pool, eltwise, reshape) for s in family.SPECS}
+_SPECS = {s.op: s for family in (conv, fc, pool, eltwise, reshape, batchnorm)
+          for s in family.SPECS}
 OPS: Mapping[Op, OpSpec] = MappingProxyType({op: _SPECS[op] for op in Op if op in _SPECS})
 #: Ops the golden training step runs.
 GOLDEN_OPS = frozenset(op for op, s in OPS.items() if s.golden)
@@ -70,8 +71,17 @@ def pool_window(layer: Layer) -> PoolAttrs:
 
 def trainable_refs(layer: Layer) -> tuple[WeightRef, ...]:
     """The parameters of ``layer`` that SGD updates (not, e.g., batch-norm running statistics)."""
-    roles = spec(layer.op).trainable
+    s = spec(layer.op)
+    if s.trains is not None and not s.trains(layer):
+        return ()
+    roles = s.trainable
     return tuple(ref for ref in layer.weights if ref.role in roles)
+
+
+def batch_barrier(layer: Layer) -> bool:
+    """Whether ``layer`` waits for the whole mini-batch in FP and in BP (batch statistics)."""
+    rule = spec(layer.op).batch_barrier
+    return rule is not None and rule(layer)
 
 
 def needs_error(network: Network) -> dict[str, bool]:
@@ -105,6 +115,7 @@ __all__ = [
     "OPS",
     "LoopNest",
     "OpSpec",
+    "batch_barrier",
     "element_ops",
     "loop_nest",
     "needs_error",

@@ -1,4 +1,4 @@
-"""Element-wise layers: Relu, Add, BatchNormalization, LRN, Softmax, Scale, Bias, Dropout; the
+"""Element-wise layers: Relu, Add, LRN, Softmax, Scale, Bias, Dropout; the
 numbers of those the golden model runs are in ``fpdeep.golden.relu`` and ``fpdeep.golden.add``."""
 
 from __future__ import annotations
@@ -57,8 +57,6 @@ def lrn_ops(layer: Layer) -> int:
 SPECS = (
     OpSpec(Op.RELU, same_shape, per_output(1), forward=relu_forward, backward=relu_backward),
     OpSpec(Op.ADD, same_shape, sums, forward=add_forward, backward=add_backward),
-    # scale and shift once folded; gamma and beta train, the running statistics do not
-    OpSpec(Op.BATCHNORM, same_shape, per_output(2), trainable=("scale", "bias")),
     OpSpec(Op.LRN, same_shape, lrn_ops),
     # exp, sum, divide; the loss computes it (softmax cross-entropy)
     OpSpec(Op.SOFTMAX, same_shape, per_output(3), in_loss=True),

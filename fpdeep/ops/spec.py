@@ -25,6 +25,8 @@ Forward = Callable[["StepContext", Layer, list, dict], np.ndarray]
 Backward = Callable[["StepContext", Layer, np.ndarray, list, dict], tuple]
 #: (ctx, layer, output error, input) -> the WG sums of the weight and of the bias.
 WeightGradient = Callable[["StepContext", Layer, np.ndarray, np.ndarray], tuple]
+#: (ctx, layer, input, params) -> new values of the layer's non-trained state, by role.
+Statistics = Callable[["StepContext", Layer, np.ndarray, dict], dict]
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,12 @@ class OpSpec:
     Softmax, part of softmax cross-entropy) has neither and is still supported. ``refuse``
     names a variant of the op that fpdeep can plan but neither simulates nor builds. A pooling
     layer's ``window`` is its kernel, stride and pads (a GlobalAveragePool's covers the map).
+
+    ``trains`` says whether a layer trains its ``trainable`` roles (None: always; a frozen
+    BatchNormalization does not). ``weight_gradient`` returns the WG sums in ``trainable``
+    order; ``gradient_frac`` gives a sum's fractional bits in fixed point (None: the error's
+    plus the input's for ``weight``, the error's for ``bias``, as Conv and FC). ``statistics``
+    gives the state a training step leaves behind that SGD does not make (running statistics).
     """
 
     op: Op
@@ -66,6 +74,12 @@ class OpSpec:
     in_loss: bool = False
     refuse: Callable[[Layer], str | None] | None = None
     window: Callable[[Layer], PoolAttrs] | None = None  # a pooling layer's window
+    trains: Callable[[Layer], bool] | None = None
+    gradient_frac: Callable[[StepContext, Layer, str], int] | None = None
+    statistics: Statistics | None = None
+    #: whether a layer needs statistics of the whole batch before it can give any output (a
+    #: BatchNormalization in training mode): a barrier to pipelining images
+    batch_barrier: Callable[[Layer], bool] | None = None
 
     @property
     def golden(self) -> bool:

@@ -23,7 +23,7 @@ import numpy as np
 
 from fpdeep.errors import FpdeepError
 from fpdeep.ir import Network
-from fpdeep.ops import loop_nest, needs_input_error
+from fpdeep.ops import batch_barrier, loop_nest, needs_input_error
 from fpdeep.planning import perf
 from fpdeep.planning.allocate import EngineShape, Storage, dsp_needed, plan_memory
 from fpdeep.planning.cluster import Cluster
@@ -102,6 +102,9 @@ class ChainModel:
     # bytes per image crossing a cut after g channels (g = 0..total), forward and backward
     forward_bytes: np.ndarray
     backward_bytes: np.ndarray
+    # indices of the compute layers right after which a layer waits for the whole batch (a
+    # BatchNormalization in training mode): the batch crosses each of them as a whole
+    barriers: tuple[int, ...] = ()
 
     @property
     def total(self) -> int:
@@ -131,12 +134,19 @@ class ChainModel:
         return np.array([layer.macs_per_channel for layer in self.layers], dtype=np.float64)
 
 
-def chain_model(network: Network, *, precision: int, pipelining: str) -> ChainModel:
-    """Compute layers with their loop nests, and the bytes every cut position must carry."""
+def chain_model(network: Network, *, precision: int, pipelining: str,
+                batch: int | None = None) -> ChainModel:
+    """Compute layers with their loop nests, and the bytes every cut position must carry.
+
+    With batch barriers (``batch_barriers``), every layer up to the last barrier keeps the
+    inputs of the whole ``batch`` for WG: its BP starts only once the batch has crossed them.
+    """
     compute = network.compute_layers
     if not compute:
         raise FpdeepError(f"network {network.name!r} has no Conv or FC layer to place on boards")
     needs_bp = needs_input_error(network)
+    barriers = batch_barriers(network)
+    last_barrier = max(barriers, default=-1)
     layers: list[ChainLayer] = []
     offset = 0
     count = len(compute)
@@ -146,6 +156,8 @@ def chain_model(network: Network, *, precision: int, pipelining: str) -> ChainMo
         ci_all, _, in_width = nest.in_shape
         ci = ci_all // nest.attrs.groups
         stash = 2 * (count - 1 - index) + 2 if pipelining == "image" else 2
+        if batch is not None and index <= last_barrier:
+            stash = max(stash, batch)
         layers.append(
             ChainLayer(
                 name=layer.name, index=index, offset=offset, co=co, ci=ci, kh=kh, kw=kw,
@@ -160,7 +172,24 @@ def chain_model(network: Network, *, precision: int, pipelining: str) -> ChainMo
         offset += co
     forward, backward = _cut_traffic(network, layers, needs_bp)
     scale = precision // 8
-    return ChainModel(network.name, tuple(layers), forward * scale, backward * scale)
+    return ChainModel(network.name, tuple(layers), forward * scale, backward * scale,
+                      barriers)
+
+
+def batch_barriers(network: Network) -> tuple[int, ...]:
+    """Compute-layer indices after which a layer needs the whole batch's statistics: the latest
+    compute layer each such layer depends on (one before any compute layer waits for nothing:
+    the host holds the whole batch)."""
+    index = {layer.name: i for i, layer in enumerate(network.compute_layers)}
+    made_at: dict[str, int] = {network.input_name: -1}
+    found = set()
+    for layer in network.layers:
+        anchor = index.get(layer.name, max((made_at.get(t, -1) for t in layer.inputs),
+                                           default=-1))
+        made_at[layer.output] = anchor
+        if batch_barrier(layer) and anchor >= 0:
+            found.add(anchor)
+    return tuple(sorted(found))
 
 
 def _cut_traffic(

@@ -80,6 +80,9 @@ class Totals:
     bottleneck: str
     watts: float
     images_per_joule: float
+    # layers the batch crosses as a whole (BatchNormalization in training mode); with any, the
+    # II is the batch-synchronous cycles per image of docs/planner.md, not the pipeline's
+    barriers: int = 0
 
 
 @dataclass(frozen=True)
@@ -217,7 +220,7 @@ def evaluate(
         gbps = cluster.link_gbps[b]
         cycles = perf.link_cycles(bytes_per_image=max(fwd, bwd), gbps=gbps, clock_mhz=clock)
         links.append(LinkPlan(b, b + 1, fwd, bwd, gbps, cycles))
-    totals = _totals(chain, cluster, boards, links, batch)
+    totals = _totals(chain, cluster, boards, links, batch, cuts)
     return Plan(chain.network, cluster, strategy, tuple(boards), tuple(links), totals, cuts)
 
 
@@ -257,14 +260,53 @@ def _place_spill(cluster: Cluster, memories: list[MemoryPlan]) -> tuple[list[str
     return spill_to, extra
 
 
+def _barrier_cycles(chain: ChainModel, boards: list[BoardPlan], links: list[LinkPlan],
+                    cuts: tuple[int, ...]) -> int:
+    """Cycles per image when the batch crosses every barrier as a whole.
+
+    The barriers cut the compute layers into segments. Before the last barrier, a segment's FP
+    runs the whole batch at its own II (the slowest FP engine, link or off-chip memory it uses)
+    while the rest of the chain waits, and so does its BP/WG later; only the tail after the last
+    barrier overlaps FP and BP of different images as the barrier-free pipeline does.
+    """
+    index = {layer.name: layer.index for layer in chain.layers}
+    bounds = [-1, *chain.barriers, len(chain.layers) - 1]
+    total = 0
+    for k in range(len(bounds) - 1):
+        lo, hi = bounds[k], bounds[k + 1]
+        if hi <= lo:  # a barrier after the last compute layer leaves no tail
+            continue
+        fp = back = 0
+        for board in boards:
+            held = [sp for sp in board.slices if lo < index[sp.slice.layer] <= hi]
+            if held:
+                fp, back = max(fp, board.memory_cycles), max(back, board.memory_cycles)
+            for sp in held:
+                fp = max(fp, sp.engines["fp"].cycles if sp.engines["fp"] else 0)
+                back = max(back, *(e.cycles for e in (sp.engines["bp"], sp.engines["wg"]) if e))
+        start = chain.layers[lo + 1].offset
+        end = chain.layers[hi].offset + chain.layers[hi].co
+        for link in links:
+            if start <= cuts[link.src + 1] <= end:
+                fp, back = max(fp, link.cycles), max(back, link.cycles)
+        total += max(fp, back) if k == len(bounds) - 2 else fp + back
+    return total
+
+
 def _totals(chain: ChainModel, cluster: Cluster, boards: list[BoardPlan],
-            links: list[LinkPlan], batch: int) -> Totals:
+            links: list[LinkPlan], batch: int, cuts: tuple[int, ...]) -> Totals:
     clock = cluster.clock_mhz
     candidates = [(bp.compute_cycles, f"compute on board {bp.index}") for bp in boards]
     candidates += [(lp.cycles, f"link {lp.src}->{lp.dst}") for lp in links]
     candidates += [(bp.memory_cycles, f"off-chip memory of board {bp.index}") for bp in boards]
     ii = perf.initiation_interval(engine_cycles=[c for c, _ in candidates])
     bottleneck = next(what for c, what in candidates if c == ii)
+    if chain.barriers:
+        pipeline_ii = ii
+        ii = _barrier_cycles(chain, boards, links, cuts)
+        bottleneck = (f"{len(chain.barriers)} batch-norm barriers, the batch crossing each as a "
+                      f"whole; the barrier-free pipeline's II would be {pipeline_ii:,} "
+                      f"({bottleneck})")
     hops = 2 * (len(boards) - 1) * perf.LINK_HOP_LATENCY
     if cluster.pipelining == "image":
         # Each compute layer is one FP stage and one BP/WG stage; an image visits them in turn.
@@ -306,6 +348,7 @@ def _totals(chain: ChainModel, cluster: Cluster, boards: list[BoardPlan],
         bottleneck=bottleneck,
         watts=watts,
         images_per_joule=perf.images_per_joule(images_per_s=ips, watts=watts),
+        barriers=len(chain.barriers),
     )
 
 
@@ -332,7 +375,8 @@ def plan(
         )
     _check_batch(batch)
     if chain is None:
-        chain = chain_model(network, precision=cluster.precision, pipelining=cluster.pipelining)
+        chain = chain_model(network, precision=cluster.precision, pipelining=cluster.pipelining,
+                            batch=batch)
     check_board_count(chain, cluster.size)
     base: Plan | None = None
     failure: DoesNotFit | None = None
@@ -419,7 +463,7 @@ def sweep(
     for cluster in clusters:
         key = (cluster.precision, cluster.pipelining)
         if key not in chains:
-            chains[key] = chain_model(network, precision=key[0], pipelining=key[1])
+            chains[key] = chain_model(network, precision=key[0], pipelining=key[1], batch=batch)
         try:
             out.append(plan(network, cluster, strategy=strategy, batch=batch, chain=chains[key]))
         except FpdeepError as exc:
