@@ -9,7 +9,7 @@ per-op modules. See ``docs/numerics.md`` for the fixed-point definitions.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 import numpy as np
@@ -120,7 +120,7 @@ def train_step(network: Network, weights: Mapping[str, np.ndarray], x: np.ndarra
                 if needs.get(name, False):
                     contributions.setdefault(name, []).append(err)
         accs, grads, updated = {}, {}, {}
-        if layer.is_compute:
+        if rules.weight_gradient is not None:
             accs, grads, updated = _weight_update(ctx, layer, e_out, ins[0], p, lr)
             new_weights.update(updated)
         traces[layer.name] = LayerTrace(
@@ -135,7 +135,7 @@ def train_step(network: Network, weights: Mapping[str, np.ndarray], x: np.ndarra
     trace = Trace(layers=MappingProxyType(ordered), input=acts[network.input_name], logits=zb,
                   probabilities=probs, loss_error=e_logits, fixed=ctx.fixed)
     out = {name: np.asarray(value, np.float64) for name, value in weights.items()}
-    for layer in network.compute_layers:
+    for layer in trainable_layers(network):
         for ref in trainable_refs(layer):
             out[ref.name] = ctx.to_float(new_weights[ref.name], ctx.fmt("weight", layer.name))
     return StepResult(weights=out, loss=loss_value, trace=trace)
@@ -144,7 +144,7 @@ def train_step(network: Network, weights: Mapping[str, np.ndarray], x: np.ndarra
 def infer(network: Network, weights: Mapping[str, np.ndarray], x: np.ndarray, *,
           numerics: Numerics | str = DEFAULT_NUMERICS) -> np.ndarray:
     """Forward pass only: the (dequantised) outputs before any final Softmax, (B, N)."""
-    ctx = _context(network, numerics, "softmax_ce")
+    ctx = replace(_context(network, numerics, "softmax_ce"), training=False)
     xb, _ = _check_batch(network, x, np.zeros(len(np.asarray(x)), dtype=np.int64))
     acts = _forward(ctx, load_params(network, weights, ctx), xb)
     name = logits_tensor(network, "softmax_ce")
@@ -156,7 +156,12 @@ def weight_formats(network: Network,
                    numerics: Numerics = DEFAULT_NUMERICS) -> dict[str, Format]:
     """The format of every trainable parameter, keyed by initializer name."""
     return {ref.name: numerics.fmt("weight", layer.name)
-            for layer in network.compute_layers for ref in trainable_refs(layer)}
+            for layer in trainable_layers(network) for ref in trainable_refs(layer)}
+
+
+def trainable_layers(network: Network) -> tuple[Layer, ...]:
+    """The layers with parameters SGD updates (Conv, FC, per-channel Scale and Bias)."""
+    return tuple(layer for layer in network.layers if trainable_refs(layer))
 
 
 def quantise_weights(network: Network, weights: Mapping[str, np.ndarray],
@@ -247,12 +252,12 @@ def load_params(network: Network, weights: Mapping[str, np.ndarray],
             f"weights must be a dict of arrays keyed by initializer name, got "
             f"{type(weights).__name__}"
         )
-    missing = [ref.name for layer in network.compute_layers for ref in trainable_refs(layer)
+    missing = [ref.name for layer in trainable_layers(network) for ref in trainable_refs(layer)
                if ref.name not in weights]
     if missing:
         raise FpdeepError("weights lacks these parameters: " + ", ".join(missing))
     owners: dict[str, str] = {}
-    for layer in network.compute_layers:
+    for layer in trainable_layers(network):
         for ref in trainable_refs(layer):
             if ref.name in owners:
                 raise FpdeepError(
@@ -261,7 +266,7 @@ def load_params(network: Network, weights: Mapping[str, np.ndarray],
                 )
             owners[ref.name] = layer.name
     params: dict[str, dict[str, np.ndarray]] = {}
-    for layer in network.compute_layers:
+    for layer in trainable_layers(network):
         entry = {}
         for ref in trainable_refs(layer):
             value = np.asarray(weights[ref.name], dtype=np.float64)
@@ -278,8 +283,9 @@ def load_params(network: Network, weights: Mapping[str, np.ndarray],
 
 
 def _compute_layout(layer: Layer, ref: WeightRef, w: np.ndarray) -> np.ndarray:
-    """FC weights are handled as (out, in), an (in, out) initializer transposed; biases flat."""
-    if ref.role == "bias":
+    """FC weights are handled as (out, in), an (in, out) initializer transposed; biases and
+    per-channel scales flat."""
+    if ref.role != "weight":
         return w.reshape(-1)
     return w.T if stored_transposed(layer, ref.role) else w
 
@@ -301,10 +307,11 @@ def _weight_update(ctx: StepContext, layer: Layer, e: np.ndarray, x: np.ndarray,
     acc_w, acc_b = spec(layer.op).weight_gradient(ctx, layer, e, x)
     accs, grads, new = {}, {}, {}
     for ref in trainable_refs(layer):
-        acc = acc_w if ref.role == "weight" else acc_b
+        # a bias sums errors; a weight or scale sums error times input
+        acc = acc_b if ref.role == "bias" else acc_w
         if ctx.fixed:
             e_frac = ctx.err(layer.output).frac
-            acc_frac = e_frac + (ctx.act(layer.inputs[0]).frac if ref.role == "weight" else 0)
+            acc_frac = e_frac + (ctx.act(layer.inputs[0]).frac if ref.role != "bias" else 0)
             g_fmt, w_fmt = ctx.fmt("grad", layer.name), ctx.fmt("weight", layer.name)
             g = sgd.mean_gradient(acc, acc_frac=acc_frac, batch=batch, out_fmt=g_fmt)
             w_new = sgd.update(p[ref.role], g, lr=lr, g_fmt=g_fmt, w_fmt=w_fmt)
