@@ -142,12 +142,12 @@ def test_unsupported_layers_are_named(tmp_path):
     for name, value in (("s", 1.0), ("b", 0.0), ("m", 0.0), ("v", 1.0)):
         net.inits[f"bn_{name}"] = np.full(2, value)
     net.node("BatchNormalization", [net.last, "bn_s", "bn_b", "bn_m", "bn_v"], (2, 4, 4))
-    net.node("LRN", [net.last], (2, 4, 4), size=3)
+    net.node("LRN", [net.last], (2, 4, 4), size=3, beta=0.0)  # a power of 0: refused
     net.flatten()
     net.fc(3)
     network, weights = net.load(tmp_path / "u.onnx")
     with pytest.raises(FpdeepError, match=r"does not support these layers yet: \S+ "
-                       r"\(LRN\)\. Planning and analysis still work"):
+                       r"\(LRN with size 3, .* beta 0\.0.*\)\. Planning and analysis still work"):
         train_step(network, weights, np.zeros((1, 2, 4, 4)), np.array([0]), lr=0.1)
 
 

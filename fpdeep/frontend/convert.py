@@ -312,17 +312,42 @@ class GraphWalk:
 
     def _shape_of(self) -> None:
         assert self.node is not None
-        name = self.node.input[0]
+        value = self._shape_value(self.node)
+        if value is None:
+            raise self.error(f"cannot tell the shape of {self.node.input[0]!r}.")
+        self.consts[self.node.output[0]] = value
+
+    def _shape_value(self, node: onnx.NodeProto) -> np.ndarray | None:
+        """What a Shape node gives, once its input's shape is known (None before)."""
+        name = node.input[0]
         if name in self.data:
             full = (self.batch, *self.data[name])
         elif name in self.consts:
             full = self.consts[name].shape
         else:
-            raise self.error(f"cannot tell the shape of {name!r}.")
-        attrs = self.attrs()
+            return None
+        attrs = node_attrs(node)
         start, end = int(attrs.get("start", 0)), attrs.get("end")  # type: ignore[arg-type]
         dims = list(full)[start:None if end is None else int(end)]  # type: ignore[arg-type]
-        self.consts[self.node.output[0]] = np.array(dims, dtype=np.int64)
+        return np.array(dims, dtype=np.int64)
+
+    def const_ahead(self, name: str) -> np.ndarray | None:
+        """The value of ``name`` if it is a constant, folding ahead of the walk the constant
+        sub-graph that makes it (a look-ahead may meet a shape computed later in the order);
+        None where it depends on the image. Nothing is stored: the walk folds it again."""
+        if name in self.consts:
+            return self.consts[name]
+        node = next((n for n in self.nodes if name in n.output), None)
+        if node is None:
+            return None
+        if node.op_type == "Shape":
+            return self._shape_value(node)
+        if node.op_type not in FOLDERS:
+            return None
+        inputs = [self.const_ahead(i) if i else None for i in node.input]
+        if any(v is None for v, i in zip(inputs, node.input, strict=True) if i):
+            return None
+        return fold(node, inputs)
 
     def _network(self) -> Network:
         outputs = [o.name for o in self.graph.output if o.name in self.data]

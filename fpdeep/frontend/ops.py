@@ -334,9 +334,10 @@ def _channel_shuffle(g: GraphWalk, x: str, shape: Shape, split: Shape) -> bool:
         return False
     perm = [int(p) for p in node_attrs(transpose).get("perm", [])]  # type: ignore
     back = g.single_reader(transpose.output[0], "Reshape")
-    if perm != [0, 2, 1, 3, 4] or back is None or back.input[1] not in g.consts:
+    target_value = None if back is None else g.const_ahead(back.input[1])
+    if perm != [0, 2, 1, 3, 4] or target_value is None:
         return False
-    target = g.consts[back.input[1]].ravel().tolist()
+    target = target_value.ravel().tolist()
     full = reshape_target((g.batch, split[1], groups, *shape[1:]), target, False)
     if tuple(full) != (g.batch, *shape):
         return False

@@ -22,6 +22,8 @@ class StepContext:
     network: Network
     numerics: Numerics | None  # None: float reference
     loss: str
+    step: int = 0  # the training step's number: it seeds the Dropout masks
+    training: bool = True  # False: a forward pass at inference (Dropout off)
 
     @staticmethod
     def make(network: Network, numerics: Numerics | str, loss_kind: str) -> StepContext:

@@ -10,7 +10,7 @@ this package's per-op modules. See ``docs/numerics.md`` for the fixed-point defi
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 import numpy as np
@@ -161,7 +161,7 @@ def train_step(network: Network, weights: Mapping[str, np.ndarray], x: np.ndarra
 def infer(network: Network, weights: Mapping[str, np.ndarray], x: np.ndarray, *,
           numerics: Numerics | str = DEFAULT_NUMERICS) -> np.ndarray:
     """Forward pass only: the (dequantised) outputs before any final Softmax, (B, N)."""
-    ctx = _context(network, numerics, "softmax_ce")
+    ctx = replace(_context(network, numerics, "softmax_ce"), training=False)
     xb, _ = _check_batch(network, x, np.zeros(len(np.asarray(x)), dtype=np.int64))
     acts = _forward(ctx, load_params(network, weights, ctx), xb)
     name = logits_tensor(network, "softmax_ce")
@@ -299,8 +299,9 @@ def load_params(network: Network, weights: Mapping[str, np.ndarray],
 
 
 def _compute_layout(layer: Layer, ref: WeightRef, w: np.ndarray) -> np.ndarray:
-    """FC weights are handled as (out, in), an (in, out) initializer transposed; biases flat."""
-    if ref.role == "bias":
+    """FC weights are handled as (out, in), an (in, out) initializer transposed; biases and
+    per-channel scales flat."""
+    if ref.role != "weight":
         return w.reshape(-1)
     return w.T if stored_transposed(layer, ref.role) else w
 

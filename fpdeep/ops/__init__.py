@@ -2,8 +2,9 @@
 
 The frontend takes its shapes from here, analysis its workload, the planner its loop nests and
 the golden step its forward and backward rules; adding an op is one new entry in one of the
-family modules (``conv``, ``fc``, ``pool``, ``eltwise``, ``reshape``, ``batchnorm``). Which RTL
-runs an op is the design stage's table (``fpdeep.design.mapping``).
+family modules (``conv``, ``fc``, ``pool``, ``eltwise``, ``reshape``, ``batchnorm``,
+``lrn``, ``concat``, ``dropout``, ``shuffle``, ``affine``). Which RTL runs an op is the
+design stage's table (``fpdeep.design.mapping``).
 """
 
 from __future__ import annotations
@@ -14,12 +15,24 @@ from types import MappingProxyType
 
 from fpdeep.errors import FpdeepError
 from fpdeep.ir import Attrs, Layer, Network, Op, PoolAttrs, Shape, WeightRef
-from fpdeep.ops import batchnorm, conv, eltwise, fc, pool, reshape
+from fpdeep.ops import (
+    affine,
+    batchnorm,
+    concat,
+    conv,
+    dropout,
+    eltwise,
+    fc,
+    lrn,
+    pool,
+    reshape,
+    shuffle,
+)
 from fpdeep.ops.fc import stored_transposed
 from fpdeep.ops.spec import LoopNest, OpSpec
 
-_SPECS = {s.op: s for family in (conv, fc, pool, eltwise, reshape, batchnorm)
-          for s in family.SPECS}
+_FAMILIES = (conv, fc, pool, eltwise, reshape, batchnorm, lrn, concat, dropout, shuffle, affine)
+_SPECS = {s.op: s for family in _FAMILIES for s in family.SPECS}
 OPS: Mapping[Op, OpSpec] = MappingProxyType({op: _SPECS[op] for op in Op if op in _SPECS})
 #: Ops the golden training step runs.
 GOLDEN_OPS = frozenset(op for op, s in OPS.items() if s.golden)

@@ -1,5 +1,5 @@
-"""Element-wise layers: Relu, Add, LRN, Softmax, Scale, Bias, Dropout; the
-numbers of those the golden model runs are in ``fpdeep.golden.relu`` and ``fpdeep.golden.add``."""
+"""Element-wise layers: Relu, Add, Softmax; the numbers of those the golden model runs are in
+``fpdeep.golden.relu`` and ``fpdeep.golden.add``."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fpdeep.golden import add, relu
-from fpdeep.ir import Layer, LRNAttrs, Op
-from fpdeep.ops.spec import OpSpec, no_element_ops, per_output, same_shape
+from fpdeep.ir import Layer, Op
+from fpdeep.ops.spec import OpSpec, per_output, same_shape
 
 if TYPE_CHECKING:
     from fpdeep.golden.context import StepContext
@@ -48,19 +48,9 @@ def sums(layer: Layer) -> int:
     return math.prod(layer.out_shape) * (len(layer.inputs) - 1)
 
 
-def lrn_ops(layer: Layer) -> int:
-    """The window's sum of squares, a power and a divide per output element."""
-    assert isinstance(layer.attrs, LRNAttrs)
-    return math.prod(layer.out_shape) * (layer.attrs.size + 2)
-
-
 SPECS = (
     OpSpec(Op.RELU, same_shape, per_output(1), forward=relu_forward, backward=relu_backward),
     OpSpec(Op.ADD, same_shape, sums, forward=add_forward, backward=add_backward),
-    OpSpec(Op.LRN, same_shape, lrn_ops),
     # exp, sum, divide; the loss computes it (softmax cross-entropy)
     OpSpec(Op.SOFTMAX, same_shape, per_output(3), in_loss=True),
-    OpSpec(Op.SCALE, same_shape, per_output(1), trainable=("scale",)),
-    OpSpec(Op.BIAS, same_shape, per_output(1), trainable=("bias",)),
-    OpSpec(Op.DROPOUT, same_shape, no_element_ops),
 )

@@ -1,5 +1,5 @@
-"""Data movement: Flatten, Identity (views of a tensor), Concat and ChannelShuffle; the golden
-model's views are ``fpdeep.golden.flatten``."""
+"""Data movement: Flatten and Identity (views of a tensor); the golden model's views are
+``fpdeep.golden.flatten``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 
 from fpdeep.golden import flatten
 from fpdeep.ir import Attrs, Layer, Op, Shape
-from fpdeep.ops.spec import OpSpec, no_element_ops, same_shape
+from fpdeep.ops.spec import OpSpec, no_element_ops
 
 if TYPE_CHECKING:
     from fpdeep.golden.context import StepContext
@@ -19,11 +19,6 @@ if TYPE_CHECKING:
 
 def flat_shape(attrs: Attrs, in_shapes: Sequence[Shape], weights: Sequence[Shape]) -> Shape:
     return (math.prod(in_shapes[0]),)
-
-
-def concat_shape(attrs: Attrs, in_shapes: Sequence[Shape], weights: Sequence[Shape]) -> Shape:
-    """Along channels."""
-    return (sum(s[0] for s in in_shapes), *in_shapes[0][1:])
 
 
 def view_forward(ctx: StepContext, layer: Layer, ins: list, p: dict) -> np.ndarray:
@@ -47,6 +42,4 @@ SPECS = (
     OpSpec(Op.FLATTEN, flat_shape, no_element_ops, forward=view_forward, backward=view_backward),
     # a Reshape, Squeeze or no-op Transpose: the model gives the shape
     OpSpec(Op.IDENTITY, None, no_element_ops, forward=view_forward, backward=view_backward),
-    OpSpec(Op.CONCAT, concat_shape, no_element_ops),
-    OpSpec(Op.CHANNEL_SHUFFLE, same_shape, no_element_ops),
 )

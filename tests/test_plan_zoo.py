@@ -1,0 +1,104 @@
+"""`fpdeep plan` on every light model-zoo graph shipped with onnx at full size and on the CIFAR
+ResNet-20 and VGG-16 of the FPGA-training papers; every op is costed; `build` still refuses
+what has no RTL, naming the node and the op."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conftest import LIGHT_MODELS, light_model
+
+import fpdeep
+from fpdeep import ops
+from fpdeep.design.lower import check_buildable
+from fpdeep.errors import FpdeepError
+from fpdeep.ir import Op
+from fpdeep.planning.cluster import make_cluster
+from fpdeep.planning.planner import plan
+
+pytestmark = pytest.mark.slow
+
+# ops the generated RTL does not run yet (their RTL is issue 14)
+NO_RTL = {Op.LRN, Op.CONCAT, Op.DROPOUT, Op.CHANNEL_SHUFFLE, Op.SCALE, Op.BIAS, Op.BATCHNORM}
+
+
+def check_plan(network, board: str, boards: int):
+    result = plan(network, make_cluster(board=board, boards=boards))
+    t = result.totals
+    assert t.ii_cycles > 0 and math.isfinite(t.images_per_s) and t.images_per_s > 0
+    assert 0 < t.dsp_efficiency <= 1 and t.gops > 0
+    # planner cost: every layer is counted, element ops of the non-MAC layers included
+    work = fpdeep.analyze(network)
+    for layer in network.layers:
+        assert work.layers[layer.name].element_ops == ops.element_ops(layer)
+    return result
+
+
+def check_refused(network, result):
+    kinds = {layer.op for layer in network.layers} & NO_RTL
+    if not kinds:
+        return
+    with pytest.raises(FpdeepError) as info:
+        check_buildable(network, result)
+    message = str(info.value)
+    for layer in network.layers:
+        if layer.op in kinds:  # each is named with its op
+            assert f"{layer.name!r} ({layer.op}): no RTL unit for this op yet" in message
+
+
+@pytest.mark.parametrize("name", LIGHT_MODELS)
+def test_every_light_zoo_graph_plans_at_full_size(name):
+    network = fpdeep.load_onnx(light_model(name))
+    result = check_plan(network, "vcu118", 8)
+    check_refused(network, result)
+    classes = math.prod(network.layers[-1].out_shape)
+    with pytest.raises(FpdeepError, match=f"fewer than 256 classes, the network has {classes}"):
+        check_buildable(network, result)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name,board,boards", [("resnet20", "vc709", 1),
+                                               ("vgg16_cifar", "vcu118", 16)])
+def test_cifar_networks_of_the_fpga_training_papers_plan(tmp_path, name, board, boards):
+    pytest.importorskip("torch", reason="the CIFAR builders are PyTorch modules")
+    from cifar_models import export_cifar
+
+    network = fpdeep.load_onnx(export_cifar(name, tmp_path / f"{name}.onnx"))
+    assert network.input_shape == (3, 32, 32) and network.layers[-1].out_shape == (10,)
+    convs = [layer for layer in network.layers if layer.op is Op.CONV]
+    assert len(convs) == (21 if name == "resnet20" else 13)  # 19 + 2 projections; VGG's 13
+    result = check_plan(network, board, boards)
+    check_refused(network, result)
+    t = result.totals
+    print(f"{name} on {boards} x {board}: {t.images_per_s:,.0f} images/s, {t.gops:,.1f} GOPS, "
+          f"DSP efficiency {t.dsp_efficiency:.1%}")
+
+
+@pytest.mark.parametrize("classes", [1000, 4096])
+def test_wide_classifiers_plan_and_build_names_the_loss_limit(tmp_path, classes):
+    from golden_nets import OnnxNet
+
+    net = OnnxNet((8, 6, 6), seed=1)
+    net.conv(16, 3)
+    net.relu()
+    net.flatten()
+    net.fc(classes)
+    net.softmax()
+    network, weights = net.load(tmp_path / "m.onnx")
+    result = check_plan(network, "vcu118", 2)
+    fc = network.compute_layers[-1]
+    assert fpdeep.analyze(network).layers[fc.name].fp_macs == 16 * 4 * 4 * classes
+    with pytest.raises(FpdeepError, match=f"fewer than 256 classes, the network has {classes}"):
+        check_buildable(network, result)
+    # the golden step trains it: the fixed-point softmax error follows the float one
+    x = np.random.default_rng(0).normal(size=(2, 8, 6, 6))
+    y = np.array([0, classes - 1])
+    ref = fpdeep.golden.train_step(network, weights, x, y, lr=0.1, numerics="float")
+    fixed = fpdeep.golden.train_step(network, weights, x, y, lr=0.1)
+    err_fmt = fpdeep.golden.Numerics().fmt("err", fc.name)
+    error = fpdeep.golden.dequantise(fixed.trace.loss_error, err_fmt)
+    assert error.shape == ref.trace.loss_error.shape == (2, classes)
+    assert np.abs(error - ref.trace.loss_error).max() < 2e-3
+    assert fixed.loss == pytest.approx(ref.loss, abs=0.02)
