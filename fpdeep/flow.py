@@ -188,9 +188,9 @@ def lower(state: FlowState, config: BuildConfig) -> FlowState:
 
 def schedule(state: FlowState, config: BuildConfig) -> FlowState:
     """The generated design's cycle model from the task graph of its training step."""
-    from fpdeep.schedule.tasks import pipeline_figures
+    from fpdeep.codegen.program import design_figures
 
-    figures = pipeline_figures(_need(state, "design", "schedule"),
+    figures = design_figures(_need(state, "design", "schedule"),
                                _need(state, "network", "schedule"))
     return replace(state, figures=figures)
 
@@ -343,10 +343,10 @@ def write_build(network: Network, result: Plan, out: str | Path, *,
     from fpdeep.codegen.build import emit as write_folder
     from fpdeep.design.lower import lower as lower_plan
     from fpdeep.report.plan import plan_json
-    from fpdeep.schedule.tasks import pipeline_figures
+    from fpdeep.codegen.program import design_figures
 
     built = lower_plan(network, result, numerics=numerics, loss=loss)
-    figures = pipeline_figures(built, network)
+    figures = design_figures(built, network)
     return write_folder(built, result, out, network=network, plan_report=plan_json(result, figures),
                         model_files=model_files, input_shape=input_shape, force=force)
 

@@ -359,9 +359,14 @@ class _Glue:
             self.wire(width, name)
         self.instances.append(Instance(
             "fpdeep_store", "u_store",
-            "tensor store: " + ", ".join(f"bank {k} {comment_text(name)} ({depth} words)"
-                                         for k, (name, depth) in enumerate(self.layout.banks)),
-            (("NB", len(self.layout.banks)), ("NR", nr), ("NW", nw), ("DEPTHS", self.depths())),
+            "tensor store: " + ", ".join(
+                f"bank {k} {comment_text(name)} ({depth} words"
+                + (f", {ports} read ports)" if ports > 1 else ")")
+                for k, ((name, depth), ports) in enumerate(zip(self.layout.banks,
+                                                                self.layout.read_ports,
+                                                                strict=True))),
+            (("NB", len(self.layout.banks)), ("NR", nr), ("NW", nw), ("DEPTHS", self.depths()),
+             ("READS", _vec(self.layout.read_ports, 2))),
             (),
             (("clk", "clk"), ("rst", "rst"), *((s, f"st_{s}") for s in (
                 "rd_req", "rd_bank", "rd_addr", "rd_gnt", "rd_valid", "rd_data", "wr_req",

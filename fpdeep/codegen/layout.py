@@ -123,6 +123,7 @@ class BoardLayout:
     resources: list[Resource]
     banks: list[tuple[str, int]] = field(default_factory=list)  # (item family, depth)
     regions: dict[str, Region] = field(default_factory=dict)
+    read_ports: list[int] = field(default_factory=list)  # per bank: one per reading resource
 
     def resource(self, key: str) -> int:
         for k, r in enumerate(self.resources):
@@ -324,15 +325,13 @@ class TaskWork:
         loc = self.locate
         if kind == "sgd":
             return self._sgd(task, res)
+        if kind == "loss" and task.what == "table":
+            return [Work((Access(res.mover("s_t"), False, "exp", task.elements),))]
         if kind == "loss":
             n = self.size(self.logits)
             z = loc(board, item("act", self.logits))
             err = loc(board, contribution_item(self.logits, "loss"))
-            # the exp table goes in before the step's first loss error
-            table = ([Work((Access(res.mover("s_t"), False, "exp",
-                                   len(golden_loss.EXP2_TABLE)),), ends_task=False)]
-                     if i == 0 else [])
-            return table + [Work((Access(res.mover("s_z"), False, z[0], n, i, z[1]),
+            return [Work((Access(res.mover("s_z"), False, z[0], n, i, z[1]),
                           Access(res.mover("s_z", "label"), False, "label", n, i, hold=True),
                           Access(res.mover("m", out=True), True, err[0], n, i, err[1])))]
         if kind == "fanin":
@@ -457,6 +456,7 @@ def board_layouts(d: Design, network: Network, *, batch: int) -> list[BoardLayou
     rules = TaskWork(d, network)
     layouts = [BoardLayout(b.index, batch, _resources(d, b)) for b in d.boards]
     sizes: list[dict[str, tuple[int, bool]]] = [{} for _ in d.boards]
+    readers: list[dict[str, set[str]]] = [{} for _ in d.boards]
 
     def need(board: int, key: str, words: int, per_image: bool) -> None:
         old = sizes[board].get(key, (0, per_image))
@@ -469,6 +469,8 @@ def board_layouts(d: Design, network: Network, *, batch: int) -> list[BoardLayou
             for w in rules.work(t, b, layouts[b]):
                 for a in w.accesses:
                     need(b, a.key, a.offset + a.words if not a.hold else 1, a.image >= 0)
+                    if not a.out:
+                        readers[b].setdefault(a.key, set()).add(t.resource)
     for layout in layouts:
         for key, (words, per_image) in sorted(sizes[layout.index].items()):
             if key.startswith(("act:", "err:", "psum:")):
@@ -480,6 +482,9 @@ def board_layouts(d: Design, network: Network, *, batch: int) -> list[BoardLayou
                                   f"than a store bank addresses ({1 << BANK_ADDRESS_BITS})")
             layout.regions[key] = Region(len(layout.banks), words, per_image)
             layout.banks.append((key, depth))
+            # resources reading one bank at once would share its rate: a port (a copy of the
+            # bank) for each, up to three
+            layout.read_ports.append(min(3, len(readers[layout.index].get(key, ()))) or 1)
     return layouts
 
 

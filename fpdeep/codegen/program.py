@@ -21,7 +21,15 @@ from fpdeep.golden import step as golden_step
 from fpdeep.hwlib import SGD
 from fpdeep.hwlib.protocol import op_cfg, op_end, op_go, op_in, op_out, op_wait
 from fpdeep.ir import Network
-from fpdeep.schedule.tasks import Task, link_hops, schedule, task_cycles, timeline
+from fpdeep.schedule.tasks import (
+    PipelineFigures,
+    Task,
+    durations,
+    link_hops,
+    pipeline_figures,
+    schedule,
+    timeline,
+)
 
 
 @dataclass(frozen=True)
@@ -51,7 +59,8 @@ def compile_step(d: Design, network: Network, layouts: Sequence[BoardLayout], *,
         raise FpdeepError(f"batch {batch}: the boards' stores were sized for "
                           f"{layouts[0].batch} image(s); rebuild with --batch {batch}")
     tasks = schedule(d, network, batch=batch).tasks
-    span = timeline(tasks, [task_cycles(t, links=d.links) for t in tasks])
+    span = timeline(tasks, durations(tasks, links=d.links,
+                                     setup=instruction_cycles(d, network, layouts)))
     order: dict[tuple[int, int], list[int]] = {}
     for k in sorted(range(len(tasks)), key=lambda k: (span[k][0], k)):
         for place in _places(tasks[k], layouts):
@@ -126,3 +135,37 @@ class _SgdConstants:
         return {"cfg_mb": self.mb, "cfg_sb": SGD.encode("cfg_sb", frac + self.rb - g_fmt.frac),
                 "cfg_mlr": self.mlr,
                 "cfg_slr": SGD.encode("cfg_slr", g_fmt.frac + self.rlr - w_fmt.frac)}
+
+
+def instruction_cycles(d: Design, network: Network,
+                       layouts: Sequence[BoardLayout] | None = None):
+    """The cycles each task's sequencer spends fetching instructions (one per word: its
+    waits, configuration, mover commands and GOs), for `fpdeep.schedule.tasks.durations`;
+    a link counts its sending side (the receiving side is armed ahead)."""
+    from fpdeep.codegen.layout import board_layouts
+    boards = list(layouts) if layouts is not None else board_layouts(d, network, batch=1)
+    rules = TaskWork(d, network)
+
+    def setup(tasks: Sequence[Task]) -> list[int]:
+        resource = {}
+        for k, t in enumerate(tasks):
+            resource[k] = t.resource
+        out = []
+        for t in tasks:
+            own = boards[t.board]
+            waits = {resource[dep] for dep in t.deps} - {t.resource}
+            # a wait on another board's task is a wait on this board's side of its link
+            words = len(waits)
+            for work in rules.work(t, t.board, own):
+                words += len(work.cfg) + len(work.accesses) + 1
+                words += sum(3 for name, _ in work.cfg if name == "sgd")
+            out.append(words)
+        return out
+
+    return setup
+
+
+def design_figures(d: Design, network: Network) -> PipelineFigures:
+    """The planner's figures for the generated design: the task graph's timeline with every
+    task's instruction cycles."""
+    return pipeline_figures(d, network, setup=instruction_cycles(d, network))

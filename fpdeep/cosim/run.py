@@ -29,7 +29,8 @@ from fpdeep.numerics import Numerics
 from fpdeep.ops import spec, stored_transposed, trainable_refs
 from fpdeep.planning.planner import Plan
 from fpdeep.progress import Bar, Progress
-from fpdeep.schedule.tasks import pipeline_figures, schedule
+from fpdeep.codegen.program import design_figures, instruction_cycles
+from fpdeep.schedule.tasks import schedule
 
 if TYPE_CHECKING:
     from fpdeep.flow import RunConfig
@@ -256,7 +257,7 @@ def simulate(folder: str | Path, config: RunConfig, *,
     mismatches, losses = compare(network, record, weights, x, y, steps=config.steps,
                                  lr=config.lr, loss=design.loss, numerics=design.numerics)
     clock = design.clock_mhz
-    figures = pipeline_figures(design, network)  # the planner's figures, as in plan.json
+    figures = design_figures(design, network)  # the planner's figures, as in plan.json
     modelled = figures.batch_cycles(batch)
     cycles = [s["cycles"] for s in tb["steps"]]
     mean = sum(cycles) / len(cycles)
@@ -273,7 +274,8 @@ def simulate(folder: str | Path, config: RunConfig, *,
         "clock_mhz": clock,
         "planner_ii_cycles": figures.ii_cycles,
         "planner_bottleneck": figures.bottleneck,
-        "timeline_cycles": schedule(design, network, batch=batch).cycles(design.links),
+        "timeline_cycles": schedule(design, network, batch=batch).cycles(
+            design.links, setup=instruction_cycles(design, network)),
         "ideal_pipeline_cycles": build.plan.ideal_batch_cycles(batch),
         "boards": tb["steps"][0]["boards"],
         "cycles_per_s": round(sum(cycles) / max(tb.get("sim_s", 0.0), 1e-9)),

@@ -265,7 +265,7 @@ STORE = Module(
     "fpdeep_store", "board",
     "the on-chip tensor store: NB banks of simple dual-port RAM shared by NR read and NW "
     "write clients, round robin per bank",
-    {"NB": 1, "NR": 1, "NW": 1, **_STORE, "DEPTHS": 1024},
+    {"NB": 1, "NR": 1, "NW": 1, **_STORE, "DEPTHS": 1024, "READS": 1},
     (*CLOCKED, _in("rd_req", "NR", DATA), _in("rd_bank", "NR*BW", DATA),
      _in("rd_addr", "NR*AW", DATA), _out("rd_gnt", "NR", DATA), _out("rd_valid", "NR", DATA),
      _out("rd_data", "NR*WIDTH", DATA), _in("wr_req", "NW", DATA),

@@ -29,34 +29,37 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from fpdeep.design.lower import Design, SliceDesign, lower
+from fpdeep.design.lower import Design, SliceDesign
 from fpdeep.design.mapping import VIEW_OPS
 from fpdeep.design.units import LinkModel, UnitDesign
 from fpdeep.errors import FpdeepError, require_positive_int
+from fpdeep.golden.loss import EXP2_TABLE
 from fpdeep.hwlib import LOSS
 from fpdeep.ir import Network
 from fpdeep.ops import needs_error, spec
 from fpdeep.planning import perf
 from fpdeep.serial import Serial
 
-# Protocol overheads of one engine task, in cycles (see sim/tb_cluster.py): a load needs one
-# cycle after its last beat to drop valid; a run is timed from the start pulse's edge to the
-# edge after done; a drain needs one cycle to raise ready before the first beat; a flush is
-# one pulse cycle before its drain.
-LOAD_OVERHEAD = 1
+# Cycles of one engine task beyond its beats and loop nest, as the board's sequencer runs it
+# (hw/board/fpdeep_sequencer.sv, measured in the cluster simulation): the movers need a cycle
+# to fetch the first word and the sequencer one to see the last one taken; the start pulse is
+# a cycle; the writer needs a cycle to store the last result; a flush pulse starts a drain
+# after the engine's pipeline has emptied. The instruction words before each run are counted
+# apart (`Setup`).
+LOAD_OVERHEAD = 2
 START_OVERHEAD = 1
-DRAIN_OVERHEAD = 1
-FLUSH_OVERHEAD = 1
+DRAIN_OVERHEAD = 2
+FLUSH_OVERHEAD = 3
 # Layers without an RTL unit that the controller still plays (a Sum of more than two inputs)
 # are timed as streaming one element per cycle after a short pipeline.
 UNIT_LATENCY = 4
 # RTL streaming units, input and output streams running together: ReLU, Add, fan-in, fan-out
-# and SGD units have one output register, plus one cycle to see the first beat and one to drop
-# valid after the last (measured in the cluster simulation).
-STREAM_OVERHEAD = 2
-SGD_OVERHEAD = 2
+# and SGD units have one output register, plus the reader's first fetch, the writer's last
+# store and the sequencer's look at the finished movers (measured in the cluster simulation).
+STREAM_OVERHEAD = 3
+SGD_OVERHEAD = 3
 # The loss unit's cycles beyond its per-class work (measured in the cluster simulation).
-LOSS_OVERHEAD = 1
+LOSS_OVERHEAD = 2
 # Cycles a link hop adds to its words and latency: the receiver's handshake of the last word
 # (measured in the cluster simulation).
 LINK_OVERHEAD = 1
@@ -146,12 +149,14 @@ def _loss_cycles(task: Task) -> int:
 
 #: Cycles of a unit task by the RTL that runs it ("": a layer the controller plays).
 _UNIT_CYCLES: dict[str, Callable[[Task], int]] = {
-    "pool": _engine_cycles,
+    # the pooling engine's result leaves a cycle sooner than the Conv/FC engine's
+    "pool": lambda t: _engine_cycles(t) - 1,
     "relu": lambda t: t.elements + STREAM_OVERHEAD,
     "add": lambda t: t.elements + STREAM_OVERHEAD,
     "fanout": lambda t: t.elements + STREAM_OVERHEAD,
     "sgd": lambda t: t.elements + t.tensors * SGD_OVERHEAD,
     "loss": _loss_cycles,
+    "loss_table": lambda t: t.elements + STREAM_OVERHEAD,
     "psum": lambda t: t.tensors * (t.elements + STREAM_OVERHEAD),  # a pass per extra partial
     "": lambda t: t.elements + UNIT_LATENCY,
 }
@@ -206,9 +211,22 @@ def timeline(tasks: Sequence[Task], durations: Sequence[int]) -> list[tuple[int,
     return span
 
 
-def step_cycles(tasks: Sequence[Task], *, links: Sequence[LinkModel]) -> int:
+#: The cycles each task's controller spends on instructions besides running it (fetching its
+#: waits, configuration and mover commands), per task; None: none.
+Setup = Callable[[Sequence[Task]], Sequence[int]] | None
+
+
+def durations(tasks: Sequence[Task], *, links: Sequence[LinkModel],
+              setup: Setup = None) -> list[int]:
+    """Modelled cycles of every task: running it, plus its instructions."""
+    extra = setup(tasks) if setup is not None else [0] * len(tasks)
+    return [task_cycles(t, links=links) + x for t, x in zip(tasks, extra, strict=True)]
+
+
+def step_cycles(tasks: Sequence[Task], *, links: Sequence[LinkModel],
+                setup: Setup = None) -> int:
     """Modelled cycles of one training step: the end of the last task of ``timeline``."""
-    span = timeline(tasks, [task_cycles(t, links=links) for t in tasks])
+    span = timeline(tasks, durations(tasks, links=links, setup=setup))
     return max((end for _, end in span), default=0)
 
 
@@ -235,9 +253,9 @@ class Schedule(Serial):
     batch: int
     tasks: tuple[Task, ...]
 
-    def cycles(self, links: Sequence[LinkModel]) -> int:
+    def cycles(self, links: Sequence[LinkModel], setup: Setup = None) -> int:
         """Modelled cycles of the step (the end of its last task)."""
-        return step_cycles(self.tasks, links=links)
+        return step_cycles(self.tasks, links=links, setup=setup)
 
 
 def schedule(design: Design, network: Network, *, batch: int) -> Schedule:
@@ -347,6 +365,13 @@ class _StepGraph:
                       nbytes))
 
     def build(self, batch: int) -> list[Task]:
+        # The loss unit's exp table, at the start of every step (it is idle until the first
+        # logits arrive).
+        last = self.layers[-1]
+        board = self.homes[self.canon(last.output)]
+        self.table = self.add(Task("unit", board, "table", rtl="loss_table",
+                                   elements=len(EXP2_TABLE),
+                                   resource=f"{board}:{self.board_units[(board, 'loss')]}"), ())
         # Weights (and biases) into the FP and BP engine banks, once per mini-batch.
         for entries in self.slices.values():
             for board, s in entries:
@@ -411,7 +436,7 @@ class _StepGraph:
                     image=self.image,
                     elements=self.size_of(logits), rtl="loss",
                     resource=f"{board}:{self.board_units[(board, 'loss')]}")
-        self.errors[logits] = {board: [self.add(loss, self.acts[logits][board])]}
+        self.errors[logits] = {board: [self.add(loss, [*self.acts[logits][board], self.table])]}
         for layer in reversed(self.layers):
             if layer.output in self.alias:
                 continue
@@ -499,20 +524,16 @@ class PipelineFigures:
                 "first_image_cycles": self.first_image_cycles}
 
 
-def pipeline_figures(design: Design, network: Network) -> PipelineFigures:
-    """II and one-image step of the generated design, from the task graph of one image."""
+def pipeline_figures(design: Design, network: Network, *,
+                     setup: Setup = None) -> PipelineFigures:
+    """II and one-image step of the generated design, from the task graph of one image;
+    ``setup``: the controllers' instruction cycles (`fpdeep.codegen.program`)."""
     tasks = schedule(design, network, batch=1).tasks
-    durations = [task_cycles(t, links=design.links) for t in tasks]
+    cycles_of = durations(tasks, links=design.links, setup=setup)
     busy: dict[str, int] = {}
-    for task, cycles in zip(tasks, durations, strict=True):
+    for task, cycles in zip(tasks, cycles_of, strict=True):
         if task.image >= 0:
             busy[task.resource] = busy.get(task.resource, 0) + cycles
     bottleneck = max(busy, key=lambda r: (busy[r], r))
-    first = max(end for _, end in timeline(tasks, durations))
+    first = max(end for _, end in timeline(tasks, cycles_of))
     return PipelineFigures(busy[bottleneck], bottleneck, first)
-
-
-def generated_figures(network: Network, plan: Any) -> PipelineFigures:
-    """The pipeline figures of the design ``fpdeep build`` generates for ``plan``; an
-    FpdeepError says why a plan cannot be generated."""
-    return pipeline_figures(lower(network, plan), network)
