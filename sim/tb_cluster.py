@@ -12,12 +12,14 @@ touched; nothing is compared here (``fpdeep sim`` compares the record with the g
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import cocotb
 import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge, Timer
+from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiStreamBus, AxiStreamSink, AxiStreamSource
 from fpdeep_tb import PERIOD_NS, tb_args
 
@@ -27,7 +29,7 @@ from fpdeep.codegen.program import compile_step
 from fpdeep.design.lower import read_design_document
 from fpdeep.golden import step as golden_step
 from fpdeep.hwlib.csr import register_map
-from fpdeep.hwlib.protocol import STATES, Status, header, signed_word, word
+from fpdeep.hwlib.protocol import STATES, Status, header, op_end, op_wait, signed_word, word
 from fpdeep.ops import spec
 from fpdeep.schedule.tasks import contribution_item, item
 
@@ -112,6 +114,7 @@ class Host:
         self.rules = TaskWork(self.design, self.net)
         self.program = compile_step(self.design, self.net, self.layouts, batch=self.batch,
                                     lr=float(args["lr"]))
+        self.max_cycles = int(args["max_cycles"])
         self.boards = [Board(dut, b.index, self.layouts[b.index], len(self.layouts[b.index]
                                                                         .resources))
                        for b in self.design.boards]
@@ -140,14 +143,9 @@ class Host:
             await self.boards[loss_board].write("label", [int(self.y[i])], i)
         for b in self.boards:
             await b.set("BATCH", size=self.batch)
-        import os
-        if os.environ.get("FPDEEP_TB_DEBUG"):
-            for b in self.boards:
-                u = getattr(self.dut, f"u_board_{b.index}")
-                print("DEBUG board", b.index, "written", u.written.value, "programmed",
-                      u.programmed.value, [n for n, _ in b.layout.banks])
         for b in self.boards:
             await b.set("CONTROL", start=1)
+        started = get_sim_time("ns") / PERIOD_NS
         figures = []
         for b in self.boards:
             while True:
@@ -157,6 +155,8 @@ class Host:
                     break
                 if state == "error":
                     raise HostError(await self.failure(b, status["error_code"]))
+                if get_sim_time("ns") / PERIOD_NS - started > self.max_cycles:
+                    raise HostError(await self.overrun(b))
                 await ClockCycles(b.tx.clock, 64)
             cycles = await b.reg("CYCLE_COUNT_LO") | await b.reg("CYCLE_COUNT_HI") << 32
             names = [r.name for r in b.layout.resources]
@@ -174,6 +174,45 @@ class Host:
                     else f"resource {unit}")
             text += f"; stalled: {name}"
         return text
+
+    async def overrun(self, b: Board) -> str:
+        """What the board is doing when a step overruns the cycle limit: the resources whose
+        busy or stall counters still move."""
+        names = [r.name for r in b.layout.resources]
+
+        async def counters() -> list[tuple[int, int]]:
+            return [(await b.reg("BUSY", k), await b.reg("STALL", k)) for k in range(len(names))]
+
+        before = await counters()
+        after = await counters()
+        running = [n for n, x, y in zip(names, before, after, strict=True) if y[0] != x[0]]
+        waiting = [n for n, x, y in zip(names, before, after, strict=True) if y[1] != x[1]]
+        return (f"cycle limit of {self.max_cycles} cycles per step exceeded on board "
+                f"{b.index}; running: {', '.join(running) or 'none'}; waiting: "
+                f"{', '.join(waiting) or 'none'}")
+
+    async def faults(self) -> list[dict]:
+        """Bad host input, each answered with its error code and shown in the CSR, the board
+        left ready: a step before anything is loaded, an unknown opcode, a payload shorter
+        than its header says, a read of a bank that does not exist."""
+        b = self.boards[0]
+        seen = []
+        await b.set("CONTROL", start=1)
+        seen.append({"case": "step before loading", "status": None,
+                     "csr": await self.error_code(b)})
+        for case, beats in (("unknown opcode", [0x7F << 56 | 1, 0]),
+                            ("short payload", [header("WRITE", 0, 0, 4), 1, 2]),
+                            ("unknown bank", [header("READ", len(b.layout.banks), 0, 1)])):
+            await b.tx.send(b"".join(int(x).to_bytes(BEAT_BYTES, "little") for x in beats))
+            frame = bytes((await b.rx.recv()).tdata)
+            status = Status.decode(int.from_bytes(frame[:BEAT_BYTES], "little"))
+            seen.append({"case": case, "status": status.code, "csr": await self.error_code(b),
+                         "beats": len(frame) // BEAT_BYTES})
+        return seen
+
+    async def error_code(self, b: Board) -> int:
+        status = b.map.decode("STATUS", await b.reg("STATUS"))
+        return status["error_code"] if STATES[status["state"]] == "error" else 0
 
     async def record(self, rec: dict, step: int) -> None:
         """Every traced tensor of the step, read back from the boards' stores."""
@@ -233,8 +272,14 @@ async def cluster_trains(dut):
     result: dict = {"steps": [], "error": None}
     rec: dict[str, np.ndarray] = {}
     steps = int(args["steps"])
+    wall = time.monotonic()
     try:
+        if args.get("faults"):
+            result["faults"] = await host.faults()
         await host.configure()
+        if args.get("deadlock"):
+            # resource 0 waits for a task of its own that never comes
+            await host.boards[0].program(0, (op_wait(0, 1), op_end()))
         for step in range(steps):
             progress.write_text(json.dumps({"step": step, "steps": steps, "task": 0,
                                             "tasks": 1}))
@@ -244,6 +289,8 @@ async def cluster_trains(dut):
                                         "tasks": 1}))
     except HostError as exc:
         result["error"] = str(exc)
+    # simulated cycles per second of wall time, configuration and read-back included
+    result["cycles_per_s"] = round(get_sim_time("ns") / PERIOD_NS / (time.monotonic() - wall))
     await Timer(1, "ns")
     np.savez(args["record"], **rec)
     Path(args["out"]).write_text(json.dumps(result))

@@ -26,6 +26,14 @@ def _json(data: Any) -> str:
     return json.dumps(data, indent=2, sort_keys=False) + "\n"
 
 
+def board_tops(d: Design, network: Network, *, batch: int) -> list[str]:
+    """The SystemVerilog of every board top, for stores of ``batch`` images."""
+    layouts = board_layouts(d, network, batch=batch)
+    words = program_words(d, network, layouts)
+    return [render("board.sv.j2", board_values(d, b, layouts[b.index], words))
+            for b in d.boards]
+
+
 #: The top-level entries of a build folder (besides the model files).
 BUILD_ENTRIES = ("plan.json", "design.json", "rtl", "sim", "README.md")
 MODEL_FILE = "model.onnx"
@@ -42,8 +50,7 @@ def emit(d: Design, plan: Plan, out: str | Path, *, network: Network,
     simulated on its own; ``keep`` are inputs that must not lie inside ``out``. The boards'
     stores hold the plan's mini-batch.
     """
-    layouts = board_layouts(d, network, batch=plan.totals.batch)
-    words = program_words(d, network, layouts)
+    tops = board_tops(d, network, batch=plan.totals.batch)
     if MODEL_FILE not in model_files:
         raise ValueError(f"model_files must hold {MODEL_FILE!r}")
     hw = data_dir("hw")
@@ -62,7 +69,7 @@ def emit(d: Design, plan: Plan, out: str | Path, *, network: Network,
         summaries = []
         for b in d.boards:
             folder = f"rtl/board_{b.index}"
-            stage.write(f"{folder}/{b.module}.sv", render("board.sv.j2", board_values(d, b, layouts[b.index], words)))
+            stage.write(f"{folder}/{b.module}.sv", tops[b.index])
             stage.write(f"{folder}/files.f", render("filelist.f.j2", {
                 "what": f"board {b.index}", "files": [*board_files, f"{b.module}.sv"]}))
             summaries.append(", ".join(markdown_text(f"{s.layer}[{s.lo}:{s.hi}]")

@@ -196,10 +196,13 @@ def _follow(path: Path, stop: threading.Event, bar: Bar) -> None:
         bar.update(p["step"] * p["tasks"] + p["task"], f"step {p['step'] + 1} of {p['steps']}")
 
 
-def simulate(folder: str | Path, config: RunConfig, *,
-             progress: Progress | None = None) -> dict[str, Any]:
+def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None = None,
+             host_checks: Mapping[str, bool] | None = None) -> dict[str, Any]:
     """Run ``config.steps`` training steps on the build in ``folder``; write and return
-    ``DIR/sim/result.json``. Raises FpdeepError when the simulation stalls or cannot run."""
+    ``DIR/sim/result.json``. Raises FpdeepError when the simulation stalls or cannot run.
+    ``host_checks`` switch on the host's own checks before training: ``faults`` (bad packets
+    and a step before loading, each answered with its error code) and ``deadlock`` (a program
+    that can never finish, reported by the stalled resource)."""
     from fpdeep.cosim.simulator import run_cocotb
 
     say = progress or Progress.quiet()
@@ -224,7 +227,8 @@ def simulate(folder: str | Path, config: RunConfig, *,
                if line.strip() and not line.startswith("#")]
     args = {"dir": str(root), "inputs": str(inputs), "steps": config.steps, "lr": config.lr,
             "max_cycles": config.max_cycles, "record": str(work / "record.npz"),
-            "out": str(work / "tb.json"), "progress": str(work / "progress.json")}
+            "out": str(work / "tb.json"), "progress": str(work / "progress.json"),
+            **dict(host_checks or {})}
     say.step(f"building cluster_top with {config.simulator}",
              f"(cached in {root / 'sim' / 'build'})")
     started = time.monotonic()
@@ -278,7 +282,8 @@ def simulate(folder: str | Path, config: RunConfig, *,
             design.links, setup=instruction_cycles(design, network)),
         "ideal_pipeline_cycles": build.plan.ideal_batch_cycles(batch),
         "boards": tb["steps"][0]["boards"],
-        "cycles_per_s": round(sum(cycles) / max(tb.get("sim_s", 0.0), 1e-9)),
+        "cycles_per_s": tb.get("cycles_per_s"),
+        "host_checks": tb.get("faults"),
         "rtl": RTL_PARTS,
         "testbench": TESTBENCH_PARTS,
         "simulator": config.simulator,

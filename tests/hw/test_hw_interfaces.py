@@ -15,6 +15,7 @@ import pytest
 
 import fpdeep
 from fpdeep.codegen.board import board_values, cluster_values
+from fpdeep.codegen.layout import board_layouts
 from fpdeep.cosim.simulator import find_simulator, hw_sources, simulator_available
 from fpdeep.design.lower import lower
 from fpdeep.hwlib import MODULES, compile_order
@@ -114,9 +115,13 @@ def generated(tmp_path_factory) -> list[tuple[str, dict[str, int]]]:
         plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=boards),
                            batch=2)
         d = lower(network, plan)
-        instances = [i for b in d.boards for i in board_values(d, b)["instances"]]
-        for inst in [*instances, *cluster_values(d)["link_models"]]:
-            found[(inst.module, inst.params)] = None
+        layouts = board_layouts(d, network, batch=2)
+        instances = [i for b in d.boards
+                     for i in board_values(d, b, layouts[b.index], 64)["instances"]]
+        for inst in [*instances, *(m["inst"] for m in cluster_values(d)["models"])]:
+            # parameters the generator computes (vectors of bank depths, hashes) are literals
+            params = tuple((k, v) for k, v in inst.params if isinstance(v, int))
+            found[(inst.module, params)] = None
     return [(name, dict(params)) for name, params in found]
 
 
@@ -124,7 +129,8 @@ def test_declarations_hold_at_the_generators_parameters(generated, tmp_path):
     assert {name for name, _ in generated} == {
         "fpdeep_engine", "fpdeep_relu", "fpdeep_pool", "fpdeep_add", "fpdeep_fanout",
         "fpdeep_psum", "fpdeep_loss", "fpdeep_sgd", "fpdeep_link_tx", "fpdeep_link_rx",
-        "fpdeep_link_model"}
+        "fpdeep_link_model", "fpdeep_sequencer", "fpdeep_mover_rd", "fpdeep_mover_wr",
+        "fpdeep_store", "fpdeep_host", "fpdeep_board_ctl", "fpdeep_csr"}
     for k, (name, params) in enumerate(generated):
         ports, _, _ = _rtl(name, params, tmp_path / str(k))
         assert _comparable(ports) == _comparable(MODULES[name].ports(**params)), (name, params)
