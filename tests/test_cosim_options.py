@@ -72,17 +72,19 @@ def test_report_before_and_after_a_simulation(tmp_path, capsys):
                                              "differ; first at index (0, 0): got 1, expected 2"],
               "steps": 1, "batch": 4, "cycles": [30000], "modelled_cycles": 29000,
               "cycle_error": 1000 / 29000, "images_per_s_at_clock": 4 * 250e6 / 30000,
-              "loss": [2.3], "engine_tasks": {"measured": 20000, "modelled": 19990},
-              "planner_ii_cycles": 907, "planner_bottleneck": "0:conv1_c0_4_fp",
-              "breakdown": {"engine fp": {"measured": 7500, "modelled": 7400},
-                            "link": {"measured": 22500, "modelled": 21600}}}
+              "loss": [2.3], "planner_ii_cycles": 907, "planner_bottleneck": "0:conv1_c0_4_fp",
+              "resources": [{"board": 0, "resource": "conv1_c0_4_fp", "busy": 7500,
+                             "stall": 100, "modelled": 7400, "busy_share": 0.25},
+                            {"board": 1, "resource": "west_rx", "busy": 22500, "stall": 0,
+                             "modelled": None, "busy_share": 0.75}]}
     (out / "sim").mkdir(exist_ok=True)
     (out / "sim" / "result.json").write_text(json.dumps(result))
     assert main(["report", str(out), "--json", str(tmp_path / "r.json")]) == 0
     text = capsys.readouterr().out
     assert "30,000" in text and "29,000" in text and "+3.45%" in text
     assert "1 MISMATCHES" in text and "layer fc, new_weight" in text
-    assert "engine fp" in text and "7,500" in text and "0:conv1_c0_4_fp" in text
+    assert "conv1_c0_4_fp" in text and "7,500" in text and "7,400" in text
+    assert "busiest resource: board 1 west_rx, running 75.0% of the step" in text
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["comparison"]["measured_cycles"] == [30000]
     plan = json.loads((out / "plan.json").read_text())

@@ -34,11 +34,15 @@ RESULT = {
     "modelled_cycles": 9640, "cycle_error": 62 / 9640 / 2,
     "images_per_s_at_clock": 4 * 250e6 / 9671, "loss": [2.3095, 1.7070], "clock_mhz": 250.0,
     "planner_ii_cycles": 907, "planner_bottleneck": "0:conv1_c0_4_fp",
-    "engine_tasks": {"measured": 26545, "modelled": 26545},
-    "breakdown": {"engine bp": {"measured": 5100, "modelled": 5100},
-                  "engine fp": {"measured": 8728, "modelled": 8728},
-                  "link": {"measured": 3662, "modelled": 3600},
-                  "unit loss": {"measured": 2084, "modelled": 2084}},
+    "resources": [
+        {"board": 0, "resource": "conv1_c0_4_fp", "busy": 3675, "stall": 0, "modelled": 3674,
+         "busy_share": 0.37},
+        {"board": 1, "resource": "fc_c0_10_fp", "busy": 2399, "stall": 3458, "modelled": 2398,
+         "busy_share": 0.24},
+        {"board": 1, "resource": "loss", "busy": 2349, "stall": 4032, "modelled": 2348,
+         "busy_share": 0.24},
+        {"board": 1, "resource": "west_rx", "busy": 900, "stall": 0, "modelled": None,
+         "busy_share": 0.09}],
 }
 
 
@@ -124,10 +128,11 @@ def test_model_names_and_task_kinds_are_escaped(digits):
     page = plan_html(replace(result, model=HOSTILE))
     assert "<script>alert" not in page and html.escape(HOSTILE) in page
     plan_data = plan_json(result)
-    hostile_result = {**RESULT, "breakdown": {HOSTILE: {"measured": 1, "modelled": 2}}}
+    hostile_result = {**RESULT, "resources": [{"board": 0, "resource": HOSTILE, "busy": 1,
+                                               "stall": 0, "modelled": 2, "busy_share": 0.1}]}
     page = outcome_html({**plan_data, "model": HOSTILE}, hostile_result)
     assert "<script>alert" not in page and "</script><script" not in page
-    assert embedded(page)["breakdown"]["kinds"] == [HOSTILE]
+    assert embedded(page)["breakdown"]["kinds"] == [f"0:{HOSTILE}"]
     assert json.loads(embed_json({"k": "</script>"})) == {"k": "</script>"}
 
 
@@ -256,10 +261,11 @@ def test_report_html_in_a_browser_shows_the_json_figures(browser, tmp_path, caps
                              "simulated": c["measured_cycles"],
                              "ideal": c["ideal_pipeline_cycles"]}
     assert data["steps"]["simulated"] == [9640, 9702]
-    breakdown = ref["simulation"]["breakdown"]
-    assert data["breakdown"] == {"kinds": list(breakdown),
-                                 "simulated": [v["measured"] for v in breakdown.values()],
-                                 "modelled": [v["modelled"] for v in breakdown.values()]}
+    # the busiest resources that have a model figure, busiest first
+    modelled = [r for r in ref["simulation"]["resources"] if r["modelled"] is not None]
+    assert data["breakdown"] == {"kinds": [f"{r['board']}:{r['resource']}" for r in modelled],
+                                 "simulated": [r["busy"] for r in modelled],
+                                 "modelled": [r["modelled"] for r in modelled]}
     plan_file = json.loads((build / "plan.json").read_text())
     assert data["board-load"]["ii_cycles"] == plan_file["totals"]["ii_cycles"]
     assert data["board-load"]["generated_ii_cycles"] == plan_file["generated"]["ii_cycles"]

@@ -88,11 +88,34 @@ def board_values(d: Design, board: BoardDesign, layout: BoardLayout,
     g = _Glue(d, board, layout, program_words)
     return {"module": board.module, "index": board.index, "model": comment_text(d.model),
             "ports": top_ports(d), "wires": g.wires, "assigns": g.assigns,
-            "instances": g.instances, "resources": layout.resources}
+            "instances": g.instances, "resources": layout.resources, "unread": g.unread()}
 
 
 class _Glue:
     """Builds a board's wires, instances and assignments."""
+
+    def unread(self) -> list[str]:
+        """Wires nothing reads (a sequencer's start where its resource has none, bits of a
+        configuration register wider than the input it drives, ...): tied into one `unused`
+        wire, which Verilator's lint knows to skip."""
+        import re
+
+        from fpdeep.hwlib import MODULES
+
+        word = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+        read: set[str] = set()
+        for a in self.assigns:
+            read |= set(word.findall(a.split("=", 1)[1]))
+        for inst in self.instances:
+            directions = {p.name: p.direction for p in MODULES[inst.module].signals()}
+            for port, expr in inst.connections:
+                if directions.get(port) == "input":
+                    read |= set(word.findall(expr))
+        # a reader's word and a configuration register are read only in their low bits
+        partial = [name for _, name in self.wires
+                   if re.fullmatch(r"r\d+_(i\d+_data|cfg)", name)]
+        return [name for _, name in self.wires if name not in read] + [
+            name for name in partial if name in read]
 
     def __init__(self, d: Design, board: BoardDesign, layout: BoardLayout, pd: int) -> None:
         self.d, self.board, self.layout = d, board, layout
@@ -108,7 +131,7 @@ class _Glue:
         nres = len(layout.resources)
         self.nres = nres
         self.wire(nres * 32, "ended_all")
-        for k in ("finished", "waiting", "running", "prog_sel"):
+        for k in ("finished", "waiting", "running"):
             self.wire(nres, k)
         for r, res in enumerate(layout.resources):
             self.resource(r, res)
@@ -445,5 +468,16 @@ def cluster_values(d: Design) -> dict[str, Any]:
         links = [p for p in ports if "_axis_east" in p.name or "_axis_west" in p.name]
         boards.append({"index": b.index, "module": b.module, "external": external,
                        "links": links})
+    # what the cluster leaves unread: the link outputs of the chain's ends, link tlast and
+    # the bytes of tdata above the link word
+    unread = []
+    for b in d.boards:
+        for side in SIDES:
+            m, s = f"b{b.index}_m_axis_{side}", f"b{b.index}_s_axis_{side}"
+            if s in linked:
+                unread += [f"{m}_tdata", f"{m}_tlast"]
+            else:
+                unread += [f"{m}_tdata", f"{m}_tvalid", f"{m}_tlast", f"{s}_tready"]
     return {"model": comment_text(d.model), "boards": boards, "models": models,
-            "linked": sorted(linked), "link_bits": link_data_bits(d.data_width)}
+            "linked": sorted(linked), "link_bits": link_data_bits(d.data_width),
+            "unread": unread}

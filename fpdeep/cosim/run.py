@@ -281,7 +281,7 @@ def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None
         "timeline_cycles": schedule(design, network, batch=batch).cycles(
             design.links, setup=instruction_cycles(design, network)),
         "ideal_pipeline_cycles": build.plan.ideal_batch_cycles(batch),
-        "boards": tb["steps"][0]["boards"],
+        "resources": _resource_figures(design, network, batch, tb["steps"][0]["boards"]),
         "cycles_per_s": tb.get("cycles_per_s"),
         "host_checks": tb.get("faults"),
         "rtl": RTL_PARTS,
@@ -311,3 +311,23 @@ def _dump_weights(path: str | Path, network: Network, record: Mapping[str, np.nd
     buffer = io.BytesIO()
     np.savez(buffer, **out)
     write_file(path, buffer.getvalue())
+
+
+def _resource_figures(design: Design, network: Network, batch: int,
+                      boards: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per engine, unit and link direction of every board, from its CSR counters in the
+    first step: the cycles it ran and waited, and what the model gives it to run."""
+    from fpdeep.schedule.tasks import task_cycles
+
+    modelled: dict[str, int] = {}
+    for task in schedule(design, network, batch=batch).tasks:
+        modelled[task.resource] = modelled.get(task.resource, 0) + task_cycles(
+            task, links=design.links)
+    out = []
+    for b in boards:
+        for name, busy in b["busy"].items():
+            key = f"{b['board']}:{name}"
+            out.append({"board": b["board"], "resource": name, "busy": busy,
+                        "stall": b["stall"][name], "modelled": modelled.get(key),
+                        "busy_share": busy / b["cycles"] if b["cycles"] else 0.0})
+    return out

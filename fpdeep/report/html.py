@@ -138,13 +138,16 @@ def step_values(outcome: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def breakdown_values(outcome: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Busy cycles of the first simulated step per kind of task, simulated and modelled."""
-    breakdown = (outcome.get("simulation") or {}).get("breakdown")
-    if not breakdown:
+    """Cycles each resource ran in the first simulated step (CSR counters) and the cycles the
+    model gives it, for the busiest resources."""
+    resources = (outcome.get("simulation") or {}).get("resources")
+    if not resources:
         return None
-    return {"kinds": list(breakdown),
-            "simulated": [v["measured"] for v in breakdown.values()],
-            "modelled": [v["modelled"] for v in breakdown.values()]}
+    top = sorted((r for r in resources if r["modelled"] is not None),
+                 key=lambda r: -r["busy"])[:12]
+    return {"kinds": [f"{r['board']}:{r['resource']}" for r in top],
+            "simulated": [r["busy"] for r in top],
+            "modelled": [r["modelled"] for r in top]}
 
 
 # --------------------------------------------------------------------------- drawing (SVG)
@@ -285,10 +288,10 @@ def draw_breakdown(values: Mapping[str, Any]) -> Figure:
           horizontal=True)
     ax.yaxis.set_major_locator(FixedLocator(range(len(kinds))))
     ax.set_yticklabels(kinds)
-    ax.invert_yaxis()  # first kind on top, as in the text report
-    ax.set_xlabel("busy cycles in the first step (tasks overlap)")
+    ax.invert_yaxis()  # the busiest on top
+    ax.set_xlabel("cycles run in the first step (CSR counters) and modelled")
     ax.xaxis.set_major_formatter(_cycles_formatter())
-    return _finish(fig, ax, "Busy cycles by kind of task", grid="x")
+    return _finish(fig, ax, "Busiest engines and units", grid="x")
 
 
 def _scope_ids(svg: str, prefix: str) -> str:

@@ -43,7 +43,7 @@ PLAN_KEYS = frozenset({"model", "boards", "strategy", "totals"})
 #: What a report reads of sim/result.json.
 RESULT_KEYS = frozenset({"match", "mismatches", "steps", "batch", "cycles", "modelled_cycles",
                          "cycle_error", "images_per_s_at_clock", "loss", "planner_ii_cycles",
-                         "planner_bottleneck", "engine_tasks"})
+                         "planner_bottleneck", "resources"})
 
 
 def ideal_batch_cycles(totals: Mapping[str, Any], batch: int) -> int:
@@ -91,8 +91,6 @@ def outcome_text(plan: dict[str, Any], result: dict[str, Any] | None) -> str:
         ["images/s", f"{_per_s(batch, modelled, t):,.0f}",
          f"{result['images_per_s_at_clock']:,.0f}", f"{_per_s(batch, ideal, t):,.0f}"],
         ["II (cycles per image)", f"{result['planner_ii_cycles']:,}", "", f"{t['ii_cycles']:,}"],
-        ["engine tasks (cycles, summed)", f"{result['engine_tasks']['modelled']:,}",
-         f"{result['engine_tasks']['measured']:,}", ""],
     ]
     lines.append(format_table(["figure", "planner (generated design)", "simulated",
                                "ideal pipeline"], rows))
@@ -101,13 +99,19 @@ def outcome_text(plan: dict[str, Any], result: dict[str, Any] | None) -> str:
                  f"is {result['planner_bottleneck']}")
     lines.append("ideal pipeline: the planner's engine-bound figure (streams overlapped with "
                  "compute, element-wise work free), what later generations aim at")
-    if result.get("breakdown"):
+    resources = result.get("resources") or []
+    if resources:
+        busiest = max(resources, key=lambda r: r["busy"])
+        lines.append(f"busiest resource: board {busiest['board']} {printable(busiest['resource'])}, "
+                     f"running {busiest['busy_share']:.1%} of the step")
         lines.append("")
-        lines.append("busy cycles of the first step by kind of task (tasks overlap):")
+        lines.append("cycles each engine, unit and link ran and waited in the first step "
+                     "(CSR counters), and the cycles the model gives it:")
         lines.append(format_table(
-            ["tasks", "simulated", "modelled"],
-            [[k, f"{v['measured']:,}", f"{v['modelled']:,}"]
-             for k, v in result["breakdown"].items()], right=[False, True, True]))
+            ["board", "resource", "ran", "waited", "modelled"],
+            [[str(r["board"]), printable(r["resource"]), f"{r['busy']:,}", f"{r['stall']:,}",
+              "" if r["modelled"] is None else f"{r['modelled']:,}"] for r in resources],
+            right=[True, False, True, True, True]))
         lines.append("")
     losses = ", ".join(f"{v:.4f}" for v in result["loss"])
     verdict = "bit-exact with the golden model" if result["match"] else (
