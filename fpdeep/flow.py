@@ -208,7 +208,8 @@ def emit(state: FlowState, config: BuildConfig) -> FlowState:
     inputs = (config.model, *([config.board] if isinstance(config.board, Path) else []))
     out = write_folder(
         _need(state, "design", "emit"), result, config.output,
-        network=_need(state, "network", "emit"), plan_report=plan_json(result, _need(state, "figures", "emit")),
+        network=_need(state, "network", "emit"),
+        plan_report=plan_json(result, _need(state, "figures", "emit")),
         model_files=model_files(config.model), input_shape=config.input_shape,
         force=config.force, keep=inputs)
     return replace(state, output=out)
@@ -341,9 +342,9 @@ def write_build(network: Network, result: Plan, out: str | Path, *,
     """Lower, schedule and emit an existing plan of ``network`` (API and tests: plans made
     with custom cuts); ``model_files`` as ``fpdeep.frontend.reader.model_files`` gives."""
     from fpdeep.codegen.build import emit as write_folder
+    from fpdeep.codegen.program import design_figures
     from fpdeep.design.lower import lower as lower_plan
     from fpdeep.report.plan import plan_json
-    from fpdeep.codegen.program import design_figures
 
     built = lower_plan(network, result, numerics=numerics, loss=loss)
     figures = design_figures(built, network)

@@ -24,8 +24,9 @@ from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiStreamBus, AxiStreamSink
 from fpdeep_tb import PERIOD_NS, tb_args
 
 import fpdeep
+from fpdeep.codegen.board import design_hash
 from fpdeep.codegen.layout import TaskWork, board_layouts, constant_contents
-from fpdeep.codegen.program import compile_step
+from fpdeep.codegen.program import compile_step, setup_program
 from fpdeep.design.lower import read_design_document
 from fpdeep.golden import step as golden_step
 from fpdeep.hwlib.csr import register_map
@@ -121,10 +122,14 @@ class Host:
         self.slices = [(b.index, s) for b in self.design.boards for s in b.slices]
 
     async def configure(self) -> None:
-        """Programs, weights and constant tables into every board."""
+        """Weights and constant tables into every board, the setup program run once (the loss
+        unit's table), then the training programs."""
         for b in self.boards:
-            for r, _ in enumerate(b.layout.resources):
-                await b.program(r, self.program.words(b.index, r))
+            want = design_hash(self.design)
+            got = await b.reg("ID")
+            if got != want:
+                raise HostError(f"board {b.index} reports design {got:#010x}, this build is "
+                                f"{want:#010x}: the bitstream is not this build's")
             for key, values in constant_contents(self.design, b.layout).items():
                 await b.write(key, values)
         for board, s in self.slices:
@@ -132,6 +137,14 @@ class Host:
             await self.boards[board].write(f"w:{s.ident}", p["weight"][s.lo:s.hi])
             if s.has_bias:
                 await self.boards[board].write(f"b:{s.ident}", p["bias"][s.lo:s.hi])
+        setup = setup_program(self.design, self.net, self.layouts)
+        for b in self.boards:
+            for r, words in enumerate(setup[b.index]):
+                await b.program(r, words)
+        await self.run_step()
+        for b in self.boards:
+            for r, _ in enumerate(b.layout.resources):
+                await b.program(r, self.program.words(b.index, r))
 
     async def step(self) -> dict:
         """Images and labels in, every board started, done awaited; the boards' figures."""
@@ -143,6 +156,10 @@ class Host:
             await self.boards[loss_board].write("label", [int(self.y[i])], i)
         for b in self.boards:
             await b.set("BATCH", size=self.batch)
+        return await self.run_step()
+
+    async def run_step(self) -> dict:
+        """Start every board and wait until each is done; the boards' figures."""
         for b in self.boards:
             await b.set("CONTROL", start=1)
         started = get_sim_time("ns") / PERIOD_NS
@@ -264,8 +281,10 @@ async def cluster_trains(dut):
     args = tb_args()
     Clock(dut.clk, PERIOD_NS, unit="ns", impl="gpi").start()
     dut.rst_n.value = 0
-    host = Host(dut, args)
+    # the bus drivers start once the boards' outputs have left X in reset (Icarus starts X)
     await ClockCycles(dut.clk, 4)
+    host = Host(dut, args)
+    await ClockCycles(dut.clk, 2)
     dut.rst_n.value = 1
     await RisingEdge(dut.clk)
     progress = Path(args["progress"])

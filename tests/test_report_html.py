@@ -70,7 +70,9 @@ def test_board_load_bars_are_each_pass_slowest_engine_and_reach_the_ii(digits):
         assert max(b for b in bars if b is not None) == bp.compute_cycles
     # The bottleneck board's bar meets the II line: bars and line share one scale.
     assert max(values["cycles_per_image"]["fp"]) == values["ii_cycles"] == result.totals.ii_cycles
-    assert values["generated_ii_cycles"] == 907  # the generated design waits on its streams too
+    # the generated design's II, which waits on its streams too
+    generated = flow.generated_design(state, CONFIG).ii_cycles
+    assert values["generated_ii_cycles"] == generated > values["ii_cycles"]
     assert values["cycles_per_image"]["bp"][0] is not None  # conv2's slice on board 0 has BP
 
 

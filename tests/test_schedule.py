@@ -14,6 +14,7 @@ from fpdeep.planning import perf
 from fpdeep.resources import PACKAGE_DIR
 from fpdeep.schedule.tasks import (
     LINK_OVERHEAD,
+    LOSS_OVERHEAD,
     Task,
     pipeline_figures,
     schedule,
@@ -42,11 +43,13 @@ def test_single_fc_step_matches_a_hand_count(tmp_path):
     run = -(-3 // tm) * -(-4 // tn) + perf.ENGINE_LATENCY + 1  # + the start pulse
     wg_tm, wg_tn = fc.engines["wg"].params.tm, fc.engines["wg"].params.tn
     wg_run = -(-3 // wg_tm) * -(-4 // wg_tn) + perf.ENGINE_LATENCY + 1
-    fp = (4 + 1) + run + (3 + 1)         # FP engine: x in, run, y out
-    loss = 3 * (48 + 4) + 1              # loss unit on 3 logits: 48-bit division per class
-    wg = (4 + 1) + wg_run                # WG: x and dy in (4 beats), run, results held
+    # the sequencer's cycles around the beats (fpdeep.schedule.tasks): 2 to fetch the first
+    # word and see the last taken, 2 to store the last result, 3 before a flush's drain
+    fp = (4 + 2) + run + (3 + 2)         # FP engine: x in, run, y out
+    loss = 3 * (48 + 4) + 2              # loss unit on 3 logits: 48-bit division per class
+    wg = (4 + 2) + wg_run                # WG: x and dy in (4 beats), run, results held
     # weights in; flush pulse and WG sums out; SGD streams weight and bias
-    load, flush, sgd = 12 + 1, 1 + 15 + 1, 15 + 2 * 2
+    load, flush, sgd = 12 + 2, 3 + 15 + 2, 15 + 2 * 3
     assert fp < loss and wg < loss
     # Image 1's FP runs during image 0's loss; the loss unit is the bottleneck: image 1's loss
     # starts when image 0's ends. Flatten costs nothing (the stream already is the vector).
@@ -144,4 +147,4 @@ def test_mse_loss_unit_constants_and_cost(tmp_path):
     tasks = schedule(built, network, batch=1).tasks
     (loss,) = [t for t in tasks if t.rtl == "loss"]
     # the logits in, then one error per cycle
-    assert loss.what == "mse" and task_cycles(loss, links=[]) == 2 * 3 + 1
+    assert loss.what == "mse" and task_cycles(loss, links=[]) == 2 * 3 + LOSS_OVERHEAD

@@ -263,7 +263,8 @@ class _Glue:
                     self.assigns.append(f"{p}_ready = {n}_{stream.name}_ready"
                                         + "".join(f" && {o}" for o in others))
                     target = f"{n}_{stream.name}_{m.side or 'data'}"
-                    self.assigns.append(f"{target} = {p}_data[{ports[target[len(n) + 1:]].width - 1}:0]")
+                    width = ports[target[len(n) + 1:]].width
+                    self.assigns.append(f"{target} = {p}_data[{width - 1}:0]")
                     if m.last:
                         self.assigns.append(f"{n}_{stream.name}_last = {p}_last")
             else:

@@ -325,8 +325,6 @@ class TaskWork:
         loc = self.locate
         if kind == "sgd":
             return self._sgd(task, res)
-        if kind == "loss" and task.what == "table":
-            return [Work((Access(res.mover("s_t"), False, "exp", task.elements),))]
         if kind == "loss":
             n = self.size(self.logits)
             z = loc(board, item("act", self.logits))
@@ -412,6 +410,10 @@ class TaskWork:
             return [Work(tuple(acc), start=True, wait_done=True)]
         raise FpdeepError(f"unit kind {kind!r} has no task rule")
 
+    def loss_table(self, res: Resource) -> Work:
+        """The loss unit's exp table into the unit: once, when the host configures the board."""
+        return Work((Access(res.mover("s_t"), False, "exp", len(golden_loss.EXP2_TABLE)),))
+
     def _contributors(self, tensor: str) -> list[str]:
         """The layers whose error contributions to ``tensor`` its fan-in adds, in layer
         order."""
@@ -472,6 +474,8 @@ def board_layouts(d: Design, network: Network, *, batch: int) -> list[BoardLayou
                     if not a.out:
                         readers[b].setdefault(a.key, set()).add(t.resource)
     for layout in layouts:
+        if any(r.unit is not None and r.unit.kind == "loss" for r in layout.resources):
+            need(layout.index, "exp", len(golden_loss.EXP2_TABLE), False)
         for key, (words, per_image) in sorted(sizes[layout.index].items()):
             if key.startswith(("act:", "err:", "psum:")):
                 full, per_image = rules.words(key)

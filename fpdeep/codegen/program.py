@@ -26,6 +26,7 @@ from fpdeep.schedule.tasks import (
     Task,
     durations,
     link_hops,
+    link_latency,
     pipeline_figures,
     schedule,
     timeline,
@@ -60,7 +61,8 @@ def compile_step(d: Design, network: Network, layouts: Sequence[BoardLayout], *,
                           f"{layouts[0].batch} image(s); rebuild with --batch {batch}")
     tasks = schedule(d, network, batch=batch).tasks
     span = timeline(tasks, durations(tasks, links=d.links,
-                                     setup=instruction_cycles(d, network, layouts)))
+                                     setup=instruction_cycles(d, network, layouts)),
+                    [link_latency(t, links=d.links) for t in tasks])
     order: dict[tuple[int, int], list[int]] = {}
     for k in sorted(range(len(tasks)), key=lambda k: (span[k][0], k)):
         for place in _places(tasks[k], layouts):
@@ -93,6 +95,24 @@ def compile_step(d: Design, network: Network, layouts: Sequence[BoardLayout], *,
         for words in board_programs:
             words.append(op_end())
     return StepProgram(tuple(tuple(tuple(w) for w in p) for p in programs), tasks)
+
+
+def setup_program(d: Design, network: Network,
+                  layouts: Sequence[BoardLayout]) -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """What every sequencer runs once when the host configures the boards: the loss unit
+    takes its exp table; everything else ends at once."""
+    rules = TaskWork(d, network)
+    consts = _SgdConstants(d, network, 1, 1.0)
+    out = []
+    for layout in layouts:
+        board = []
+        for res in layout.resources:
+            words = []
+            if res.unit is not None and res.unit.kind == "loss":
+                words += _encode(rules.loss_table(res), layout, res, consts, layout.index)
+            board.append((*words, op_end()))
+        out.append(tuple(board))
+    return tuple(out)
 
 
 def _encode(work: Work, layout: BoardLayout, res: Resource, consts: _SgdConstants,

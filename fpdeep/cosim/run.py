@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fpdeep.codegen.program import design_figures, instruction_cycles
 from fpdeep.design.lower import BuildInfo, Design, read_design_document
 from fpdeep.errors import FpdeepError
 from fpdeep.files import check_writable_file, read_json, write_file
@@ -29,7 +30,6 @@ from fpdeep.numerics import Numerics
 from fpdeep.ops import spec, stored_transposed, trainable_refs
 from fpdeep.planning.planner import Plan
 from fpdeep.progress import Bar, Progress
-from fpdeep.codegen.program import design_figures, instruction_cycles
 from fpdeep.schedule.tasks import schedule
 
 if TYPE_CHECKING:
@@ -262,7 +262,10 @@ def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None
                                  lr=config.lr, loss=design.loss, numerics=design.numerics)
     clock = design.clock_mhz
     figures = design_figures(design, network)  # the planner's figures, as in plan.json
-    modelled = figures.batch_cycles(batch)
+    # the model of this step: the task graph's timeline at this batch, every task costed as
+    # its sequencer runs it (the planner's (B - 1) II + first image is its closed form)
+    modelled = schedule(design, network, batch=batch).cycles(
+        design.links, setup=instruction_cycles(design, network))
     cycles = [s["cycles"] for s in tb["steps"]]
     mean = sum(cycles) / len(cycles)
     result = {
@@ -278,8 +281,7 @@ def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None
         "clock_mhz": clock,
         "planner_ii_cycles": figures.ii_cycles,
         "planner_bottleneck": figures.bottleneck,
-        "timeline_cycles": schedule(design, network, batch=batch).cycles(
-            design.links, setup=instruction_cycles(design, network)),
+        "planner_formula_cycles": figures.batch_cycles(batch),
         "ideal_pipeline_cycles": build.plan.ideal_batch_cycles(batch),
         "resources": _resource_figures(design, network, batch, tb["steps"][0]["boards"]),
         "cycles_per_s": tb.get("cycles_per_s"),

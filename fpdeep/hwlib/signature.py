@@ -156,7 +156,8 @@ def axi_stream(prefix: str, width: Width, *, sink: bool) -> tuple[Signal, ...]:
     """The ports of an AXI4-Stream ``<prefix>_tdata, _tvalid, _tready, _tlast``; ``sink``: the
     module receives it."""
     into, back = (IN, OUT) if sink else (OUT, IN)
-    return (Signal(f"{prefix}_tdata", into, width, DATA), Signal(f"{prefix}_tvalid", into, 1, VALID),
+    return (Signal(f"{prefix}_tdata", into, width, DATA),
+            Signal(f"{prefix}_tvalid", into, 1, VALID),
             Signal(f"{prefix}_tready", back, 1, READY), Signal(f"{prefix}_tlast", into, 1, LAST))
 
 

@@ -102,8 +102,9 @@ def outcome_text(plan: dict[str, Any], result: dict[str, Any] | None) -> str:
     resources = result.get("resources") or []
     if resources:
         busiest = max(resources, key=lambda r: r["busy"])
-        lines.append(f"busiest resource: board {busiest['board']} {printable(busiest['resource'])}, "
-                     f"running {busiest['busy_share']:.1%} of the step")
+        lines.append(f"busiest resource: board {busiest['board']} "
+                     f"{printable(busiest['resource'])}, running "
+                     f"{busiest['busy_share']:.1%} of the step")
         lines.append("")
         lines.append("cycles each engine, unit and link ran and waited in the first step "
                      "(CSR counters), and the cycles the model gives it:")

@@ -33,7 +33,6 @@ from fpdeep.design.lower import Design, SliceDesign
 from fpdeep.design.mapping import VIEW_OPS
 from fpdeep.design.units import LinkModel, UnitDesign
 from fpdeep.errors import FpdeepError, require_positive_int
-from fpdeep.golden.loss import EXP2_TABLE
 from fpdeep.hwlib import LOSS
 from fpdeep.ir import Network
 from fpdeep.ops import needs_error, spec
@@ -156,7 +155,6 @@ _UNIT_CYCLES: dict[str, Callable[[Task], int]] = {
     "fanout": lambda t: t.elements + STREAM_OVERHEAD,
     "sgd": lambda t: t.elements + t.tensors * SGD_OVERHEAD,
     "loss": _loss_cycles,
-    "loss_table": lambda t: t.elements + STREAM_OVERHEAD,
     "psum": lambda t: t.tensors * (t.elements + STREAM_OVERHEAD),  # a pass per extra partial
     "": lambda t: t.elements + UNIT_LATENCY,
 }
@@ -177,10 +175,21 @@ def task_cycles(task: Task, *, links: Sequence[LinkModel]) -> int:
     raise FpdeepError(f"unknown task kind {task.kind!r}; known: {', '.join(KINDS)}")
 
 
-def timeline(tasks: Sequence[Task], durations: Sequence[int]) -> list[tuple[int, int]]:
+def link_latency(task: Task, *, links: Sequence[LinkModel]) -> int:
+    """Cycles of a link task after its last word has left the sender: the words in flight
+    (the link takes the next item meanwhile); 0 for any other task."""
+    if task.kind != "link":
+        return 0
+    return sum(links[min(a, b)].latency for a, b in link_hops(task))
+
+
+def timeline(tasks: Sequence[Task], durations: Sequence[int],
+             tails: Sequence[int] | None = None) -> list[tuple[int, int]]:
     """(start, end) of every task when each starts as soon as its dependencies have ended and
     its resource is free; a resource freed at some cycle goes to the waiting task that comes
-    first in ``tasks`` (the older image). This is what the board controller does."""
+    first in ``tasks`` (the older image). This is what the board controller does. ``tails``:
+    the last cycles of each task during which its resource is already free again (a link's
+    words in flight)."""
     n = len(tasks)
     waiting_on = [len(t.deps) for t in tasks]
     users: list[list[int]] = [[] for _ in range(n)]
@@ -202,7 +211,7 @@ def timeline(tasks: Sequence[Task], durations: Sequence[int]) -> list[tuple[int,
             continue
         end = start + durations[k]
         span[k] = (start, end)
-        free_at[res] = end
+        free_at[res] = end - (tails[k] if tails is not None else 0)
         for u in users[k]:
             ready_at[u] = max(ready_at[u], end)
             waiting_on[u] -= 1
@@ -226,7 +235,8 @@ def durations(tasks: Sequence[Task], *, links: Sequence[LinkModel],
 def step_cycles(tasks: Sequence[Task], *, links: Sequence[LinkModel],
                 setup: Setup = None) -> int:
     """Modelled cycles of one training step: the end of the last task of ``timeline``."""
-    span = timeline(tasks, durations(tasks, links=links, setup=setup))
+    span = timeline(tasks, durations(tasks, links=links, setup=setup),
+                    [link_latency(t, links=links) for t in tasks])
     return max((end for _, end in span), default=0)
 
 
@@ -365,13 +375,6 @@ class _StepGraph:
                       nbytes))
 
     def build(self, batch: int) -> list[Task]:
-        # The loss unit's exp table, at the start of every step (it is idle until the first
-        # logits arrive).
-        last = self.layers[-1]
-        board = self.homes[self.canon(last.output)]
-        self.table = self.add(Task("unit", board, "table", rtl="loss_table",
-                                   elements=len(EXP2_TABLE),
-                                   resource=f"{board}:{self.board_units[(board, 'loss')]}"), ())
         # Weights (and biases) into the FP and BP engine banks, once per mini-batch.
         for entries in self.slices.values():
             for board, s in entries:
@@ -436,7 +439,7 @@ class _StepGraph:
                     image=self.image,
                     elements=self.size_of(logits), rtl="loss",
                     resource=f"{board}:{self.board_units[(board, 'loss')]}")
-        self.errors[logits] = {board: [self.add(loss, [*self.acts[logits][board], self.table])]}
+        self.errors[logits] = {board: [self.add(loss, self.acts[logits][board])]}
         for layer in reversed(self.layers):
             if layer.output in self.alias:
                 continue
@@ -535,5 +538,6 @@ def pipeline_figures(design: Design, network: Network, *,
         if task.image >= 0:
             busy[task.resource] = busy.get(task.resource, 0) + cycles
     bottleneck = max(busy, key=lambda r: (busy[r], r))
-    first = max(end for _, end in timeline(tasks, cycles_of))
+    first = max(end for _, end in timeline(tasks, cycles_of,
+                                           [link_latency(t, links=design.links) for t in tasks]))
     return PipelineFigures(busy[bottleneck], bottleneck, first)
