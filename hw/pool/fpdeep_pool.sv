@@ -135,7 +135,7 @@ module fpdeep_pool #(
         logic signed [AW-1:0] a, b;
         a = (s > AW'(lo)) ? s : AW'(lo);
         b = (s + $signed(AW'(n)) < AW'(hi_)) ? s + $signed(AW'(n)) : AW'(hi_);
-        return (b > a) ? KB'(b - a) : '0;
+        span = (b > a) ? KB'(b - a) : '0;  // not `return`: Yosys 0.70 does not parse it
     endfunction
     wire logic [KB-1:0] cnt0 = KB'(span(hs, cfg_kh, cfg_rlo, cfg_rhi) *
                                    span(ws, cfg_kw, cfg_clo, cfg_chi));
