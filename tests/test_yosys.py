@@ -135,10 +135,11 @@ def test_icarus_compiles_every_board_from_its_file_list(design, tmp_path):
 @needs_yosys
 @pytest.mark.slow
 @pytest.mark.parametrize(("module", "memory", "absent"), [
-    ("fpdeep_sdp_ram", "RAMB18E1", "RAM32M"),  # RAM_STYLE "block": one block RAM
-    ("fpdeep_stream_fifo", "RAM32M", "RAMB18E1"),  # a small FIFO: LUT RAM, as its header says
+    ("fpdeep_sdp_ram", "RAMB", "RAM32M"),  # RAM_STYLE "block": one block RAM, no LUT RAM
+    ("fpdeep_stream_fifo", "RAM32M", "RAMB"),  # a small FIFO: LUT RAM, as its header says
 ])
 def test_synthesis_maps_the_buffers_onto_the_intended_memory(module, memory, absent):
     cells = synth_xilinx(module, hw_sources(module))
-    assert cells.get(memory, 0) >= 1 and absent not in cells, cells
+    assert any(cell.startswith(memory) for cell in cells), cells
+    assert not any(cell.startswith(absent) for cell in cells), cells
     assert not any(cell.startswith("$") for cell in cells), cells  # every cell is a primitive

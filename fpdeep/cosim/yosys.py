@@ -116,14 +116,19 @@ def check_hierarchy(top: str, sources: Sequence[Path], *,
                             f"hierarchy -check -top {top}"], what=top, timeout=timeout)
 
 
+#: The device family `synth_xilinx` maps onto: UltraScale+, as on the ZCU102, VCU118, U250, U280.
+FAMILY = "xcup"
+
+
 def synth_xilinx(top: str, sources: Sequence[Path], *,
-                 parameters: Mapping[str, object] | None = None,
+                 parameters: Mapping[str, object] | None = None, family: str = FAMILY,
                  timeout: float | None = 3600) -> dict[str, int]:
-    """Generic Xilinx synthesis of ``top`` (Yosys' `synth_xilinx`, 7-series cells); its cells
-    by type, submodules included, e.g. {"LUT6": 12, "FDRE": 40, "DSP48E1": 1}. Minutes for an
-    engine."""
+    """Yosys' generic Xilinx synthesis of ``top`` for ``family`` ("xcup", "xc7", ...); its
+    cells by type, submodules included, e.g. {"LUT6": 12, "FDRE": 40, "DSP48E2": 1}. Minutes
+    for an engine."""
     out = run_yosys(lambda work: [*_read(sources, work), *_chparams(top, parameters),
-                                  f"synth_xilinx -top {top}", "tee -q -o stat.json stat -json"],
+                                  f"synth_xilinx -family {family} -top {top}",
+                                  "tee -q -o stat.json stat -json"],
                     what=f"synth_xilinx of {top}", timeout=timeout, results=("stat.json",))
     report = json.loads(out["stat.json"])
     # The design's totals sum the hierarchy; they also count each submodule instance, which
