@@ -87,3 +87,11 @@ def emit(d: Design, plan: Plan, out: str | Path, *, network: Network,
             "boards": [{"index": b.index, "module": b.module, "summary": summary}
                        for b, summary in zip(d.boards, summaries, strict=True)]}))
     return Path(out)
+
+
+def source_list(file_list: str | Path) -> list[Path]:
+    """The sources a build folder's ``files.f`` names, in its order, as paths (its entries are
+    relative to its folder; ``#`` lines are comments)."""
+    path = Path(file_list)
+    return [path.parent / line.strip() for line in path.read_text().splitlines()
+            if line.strip() and not line.lstrip().startswith("#")]

@@ -35,7 +35,8 @@ module fpdeep_stream_fifo #(
     assign {m_last, m_data} = mem[rd_ptr];
 
     function automatic logic [PW-1:0] next_ptr(input logic [PW-1:0] p);
-        return (p == PW'(DEPTH - 1)) ? '0 : p + 1'b1;
+        // assigned to the function's name: Yosys 0.70 does not parse `return`
+        next_ptr = (p == PW'(DEPTH - 1)) ? '0 : p + 1'b1;
     endfunction
 
     always_ff @(posedge clk) begin

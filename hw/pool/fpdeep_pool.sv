@@ -105,7 +105,9 @@ module fpdeep_pool #(
 
     // ------------------------------------------------------------------ loop nest (s0)
     logic             v0, last0;
-    /* verilator lint_off UNUSEDSIGNAL */  // quantities are AW wide; buffers use the low bits
+    // Waiver: the quantities are AW wide and the buffers use their low bits; of the counters
+    // only kh and kw are needed (the addresses come from the quantities).
+    /* verilator lint_off UNUSEDSIGNAL */
     logic [5*AW-1:0]  q;
     logic [5*CW-1:0]  idx;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -135,7 +137,7 @@ module fpdeep_pool #(
         logic signed [AW-1:0] a, b;
         a = (s > AW'(lo)) ? s : AW'(lo);
         b = (s + $signed(AW'(n)) < AW'(hi_)) ? s + $signed(AW'(n)) : AW'(hi_);
-        return (b > a) ? KB'(b - a) : '0;
+        span = (b > a) ? KB'(b - a) : '0;  // not `return`: Yosys 0.70 does not parse it
     endfunction
     wire logic [KB-1:0] cnt0 = KB'(span(hs, cfg_kh, cfg_rlo, cfg_rhi) *
                                    span(ws, cfg_kw, cfg_clo, cfg_chi));
