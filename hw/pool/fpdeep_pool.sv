@@ -235,7 +235,7 @@ module fpdeep_pool #(
         .x((cfg_mode == AVGF) ? scaled : RW'($signed(rq))), .shift(cfg_shift), .y(yq));
     assign m_valid = dq_valid;
     assign m_data  = yq;
-    assign m_arg   = side_q;
+    assign m_arg   = bwd ? '0 : side_q;  // only a forward pass has an argmax
     assign m_last  = dq_last;
     wire logic d_hs = m_valid && m_ready;
 
