@@ -118,6 +118,9 @@ def test_residual_skip_across_boards_bit_exact(tmp_path):
     _check(simulate(out, RunConfig(batch=2, steps=2)), out)
 
 
+# Icarus runs the generated boards at about 10 cycles/s (the store's arbiters are loops over
+# every client, evaluated event by event): a step of two boards takes hours, so full only.
+@pytest.mark.full
 @pytest.mark.skipif(not simulator_available("icarus"), reason="Icarus Verilog not found")
 def test_two_boards_on_icarus(tmp_path):
     network, plan = _digits_plan(2)

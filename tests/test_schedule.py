@@ -15,6 +15,7 @@ from fpdeep.resources import PACKAGE_DIR
 from fpdeep.schedule.tasks import (
     LINK_OVERHEAD,
     LOSS_OVERHEAD,
+    link_latency,
     Task,
     pipeline_figures,
     schedule,
@@ -70,14 +71,18 @@ def test_timeline_keeps_dependencies_and_one_task_per_resource():
     d = lower(network, plan)
     tasks = schedule(d, network, batch=4).tasks
     durations = [task_cycles(t, links=d.links) for t in tasks]
-    span = timeline(tasks, durations)
+    tails = [link_latency(t, links=d.links) for t in tasks]
+    assert any(tails) and all(t == 0 for t, task in zip(tails, tasks, strict=True)
+                              if task.kind != "link")
+    span = timeline(tasks, durations, tails)
     for k, task in enumerate(tasks):
         assert span[k][1] - span[k][0] == durations[k]
         assert all(span[dep][1] <= span[k][0] for dep in task.deps)
         assert all(dep < k for dep in task.deps)  # listed after what it waits for
+    # a resource holds one task at a time; a link is free again while its words fly
     by_resource: dict[str, list[tuple[int, int]]] = {}
-    for task, s in zip(tasks, span, strict=True):
-        by_resource.setdefault(task.resource, []).append(s)
+    for task, s, tail in zip(tasks, span, tails, strict=True):
+        by_resource.setdefault(task.resource, []).append((s[0], s[1] - tail))
     for spans in by_resource.values():
         spans.sort()
         assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
