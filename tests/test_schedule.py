@@ -15,8 +15,8 @@ from fpdeep.resources import PACKAGE_DIR
 from fpdeep.schedule.tasks import (
     LINK_OVERHEAD,
     LOSS_OVERHEAD,
-    link_latency,
     Task,
+    link_latency,
     pipeline_figures,
     schedule,
     step_cycles,
