@@ -25,7 +25,7 @@ from fpdeep_tb import PERIOD_NS, tb_args
 
 import fpdeep
 from fpdeep.codegen.board import design_hash
-from fpdeep.codegen.layout import TaskWork, board_layouts, constant_contents
+from fpdeep.codegen.layout import TaskWork, board_layouts, constant_contents, program_words
 from fpdeep.codegen.program import compile_step, setup_program
 from fpdeep.design.lower import read_design_document
 from fpdeep.golden import step as golden_step
@@ -82,8 +82,8 @@ class Board:
                             f"{image}) answered {len(got)}")
         return np.array([signed_word(v) for v in got], dtype=np.int64)
 
-    async def program(self, resource: int, words: tuple[int, ...]) -> None:
-        await self.packet([header("PROGRAM", resource, 0, len(words)), *words])
+    async def program(self, resource: int, words: tuple[int, ...], address: int = 0) -> None:
+        await self.packet([header("PROGRAM", resource, address, len(words)), *words])
 
     async def reg(self, name: str, index: int = 0) -> int:
         data = await self.csr.read_dword(self.map.addr(name, index))
@@ -115,6 +115,10 @@ class Host:
         self.rules = TaskWork(self.design, self.net)
         self.program = compile_step(self.design, self.net, self.layouts, batch=self.batch,
                                     lr=float(args["lr"]))
+        # the forward-only pass lives in the second half of each instruction memory
+        self.forward = compile_step(self.design, self.net, self.layouts, batch=self.batch,
+                                    lr=float(args["lr"]), forward_only=True)
+        self.forward_base = program_words(self.design, self.net, self.layouts) // 2
         self.max_cycles = int(args["max_cycles"])
         self.boards = [Board(dut, b.index, self.layouts[b.index], len(self.layouts[b.index]
                                                                         .resources))
@@ -145,6 +149,7 @@ class Host:
         for b in self.boards:
             for r, _ in enumerate(b.layout.resources):
                 await b.program(r, self.program.words(b.index, r))
+                await b.program(r, self.forward.words(b.index, r), self.forward_base)
 
     async def step(self) -> dict:
         """Images and labels in, every board started, done awaited; the boards' figures."""
@@ -158,10 +163,22 @@ class Host:
             await b.set("BATCH", size=self.batch)
         return await self.run_step()
 
-    async def run_step(self) -> dict:
+    async def infer(self, rec: dict) -> dict:
+        """A forward-only pass over the images in the store (the trained weights); the logits
+        read back."""
+        figures = await self.run_step(mode="forward")
+        tensor = self.rules.logits
+        home = self.design.homes[tensor]
+        key, offset = self.rules.locate(home, item("act", tensor))
+        n = self.rules.size(tensor)
+        rec["infer/logits"] = np.stack([await self.boards[home].read(key, n, i, offset)
+                                        for i in range(self.batch)])
+        return figures
+
+    async def run_step(self, mode: str = "train") -> dict:
         """Start every board and wait until each is done; the boards' figures."""
         for b in self.boards:
-            await b.set("CONTROL", start=1)
+            await b.set("CONTROL", start=1, mode=mode)
         started = get_sim_time("ns") / PERIOD_NS
         figures = []
         for b in self.boards:
@@ -304,6 +321,8 @@ async def cluster_trains(dut):
                                             "tasks": 1}))
             result["steps"].append(await host.step())
             await host.record(rec, step)
+        if args.get("infer"):
+            result["infer"] = await host.infer(rec)
         progress.write_text(json.dumps({"step": steps - 1, "steps": steps, "task": 1,
                                         "tasks": 1}))
     except HostError as exc:

@@ -142,6 +142,16 @@ def test_cycle_limit_names_what_still_runs(one_board):
 
 
 @pytest.mark.xdist_group("digits1")
+def test_a_forward_only_pass_gives_the_golden_logits(one_board):
+    # after a training step, the boards run their inference programs (CSR mode 1) on the
+    # images in the store; the logits read back equal fpdeep.golden.infer with the weights
+    # the golden step trained
+    result = simulate(one_board, RunConfig(batch=3, steps=1), host_checks={"infer": True})
+    assert result["match"] is True and result["mismatches"] == []
+    assert result["inference_cycles"] < result["cycles"][0]
+
+
+@pytest.mark.xdist_group("digits1")
 def test_bad_host_input_is_answered_and_the_next_step_is_bit_exact(one_board):
     from fpdeep.hwlib.protocol import ERROR_CODES
 

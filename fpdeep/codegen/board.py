@@ -77,10 +77,6 @@ def _vec(values: list[int], bits: int) -> str:
     return f"{len(values) * bits}'h{total:x}"
 
 
-def _pow2_at_least(n: int) -> int:
-    return max(2, 1 << (max(n, 1) - 1).bit_length())
-
-
 def board_values(d: Design, board: BoardDesign, layout: BoardLayout,
                  program_words: int) -> dict[str, Any]:
     """What `templates/board.sv.j2` prints for one board; ``program_words``: the instruction
@@ -127,7 +123,7 @@ class _Glue:
         self.moved: list[str] = []
         self.frame: list[str] = []
         self.busy: list[str] = []
-        self.pd = _pow2_at_least(pd)
+        self.pd = pd
         nres = len(layout.resources)
         self.nres = nres
         self.wire(nres * 32, "ended_all")

@@ -510,13 +510,14 @@ def constant_contents(d: Design, layout: BoardLayout) -> dict[str, list[int]]:
 
 
 def program_words(d: Design, network: Network, layouts: Sequence[BoardLayout]) -> int:
-    """Instruction words each sequencer's memory holds: twice (a train and a forward-only
-    half) the longest stream of a training step of the stores' full batch."""
+    """Instruction words each sequencer's memory holds, a power of two: a train half and a
+    forward-only half, each holding the longest stream of a training step of the stores' full
+    batch (an inference pass runs a subset of its tasks)."""
     from fpdeep.codegen.program import compile_step
     batch = min(layout.batch for layout in layouts)
     program = compile_step(d, network, layouts, batch=batch, lr=2.0 ** -6)
     longest = max(len(words) for board in program.boards for words in board)
-    return 2 * longest
+    return 1 << (2 * longest - 1).bit_length()
 
 
 __all__ = ["CONFIG", "WORD_BITS", "Access", "BoardLayout", "Mover", "Region", "Resource",

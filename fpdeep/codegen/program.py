@@ -53,13 +53,14 @@ def _places(task: Task, layouts: Sequence[BoardLayout]) -> list[tuple[int, int]]
 
 
 def compile_step(d: Design, network: Network, layouts: Sequence[BoardLayout], *, batch: int,
-                 lr: float) -> StepProgram:
+                 lr: float, forward_only: bool = False) -> StepProgram:
     """The instruction streams of a training step of ``batch`` images at learning rate
-    ``lr``."""
+    ``lr``, or with ``forward_only`` of an inference pass (loaded in the second half of each
+    instruction memory, run with the CSR's mode 1)."""
     if batch > min(layout.batch for layout in layouts):
         raise FpdeepError(f"batch {batch}: the boards' stores were sized for "
                           f"{layouts[0].batch} image(s); rebuild with --batch {batch}")
-    tasks = schedule(d, network, batch=batch).tasks
+    tasks = schedule(d, network, batch=batch, forward_only=forward_only).tasks
     span = timeline(tasks, durations(tasks, links=d.links,
                                      setup=instruction_cycles(d, network, layouts)),
                     [link_latency(t, links=d.links) for t in tasks])

@@ -25,6 +25,7 @@ from fpdeep.design.lower import BuildInfo, Design, read_design_document
 from fpdeep.errors import FpdeepError
 from fpdeep.files import check_writable_file, read_json, write_file
 from fpdeep.golden import train_step, weight_formats
+from fpdeep.golden.step import StepContext, infer, logits_tensor
 from fpdeep.ir import Network
 from fpdeep.numerics import Numerics
 from fpdeep.ops import spec, stored_transposed, trainable_refs
@@ -181,6 +182,15 @@ def compare(network: Network, record: Mapping[str, np.ndarray], weights: dict[st
                     mismatches.append(f"step {step + 1}, layer {layer.name}, {tensor}: "
                                       + _first_difference(got, want))
         weights = res.weights
+    key = "infer/logits"
+    if key in record:  # a forward-only pass after the steps, with the trained weights
+        nm = numerics or Numerics()
+        want = infer(network, weights, x, numerics=nm)
+        ctx = StepContext.make(network, nm, "softmax_ce")
+        fmt = ctx.act(logits_tensor(network, "softmax_ce"))
+        got = np.asarray(record[key], np.float64).reshape(want.shape) * 2.0 ** -fmt.frac
+        if not np.array_equal(got, want):
+            mismatches.append("forward-only pass, logits: " + _first_difference(got, want))
     return mismatches, losses
 
 
@@ -286,6 +296,7 @@ def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None
         "resources": _resource_figures(design, network, batch, tb["steps"][0]["boards"]),
         "cycles_per_s": tb.get("cycles_per_s"),
         "host_checks": tb.get("faults"),
+        "inference_cycles": (tb.get("infer") or {}).get("cycles"),
         "rtl": RTL_PARTS,
         "testbench": TESTBENCH_PARTS,
         "simulator": config.simulator,

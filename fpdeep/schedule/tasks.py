@@ -268,12 +268,14 @@ class Schedule(Serial):
         return step_cycles(self.tasks, links=links, setup=setup)
 
 
-def schedule(design: Design, network: Network, *, batch: int) -> Schedule:
+def schedule(design: Design, network: Network, *, batch: int,
+             forward_only: bool = False) -> Schedule:
     """The tasks of one training step of ``batch`` images on the boards of ``design``, in
     priority order: every task's dependencies come before it, and an older image's task before
-    a younger one's."""
+    a younger one's. ``forward_only``: an inference pass instead (weights into the FP engines,
+    the forward pass of every image; no loss, backward pass or update)."""
     require_positive_int("batch", batch)
-    return Schedule(batch, tuple(_StepGraph(design, network).build(batch)))
+    return Schedule(batch, tuple(_StepGraph(design, network).build(batch, forward_only)))
 
 
 class _StepGraph:
@@ -374,11 +376,11 @@ class _StepGraph:
             self.send(board, self.homes[tensor], deps, contribution_item(tensor, consumer),
                       nbytes))
 
-    def build(self, batch: int) -> list[Task]:
+    def build(self, batch: int, forward_only: bool = False) -> list[Task]:
         # Weights (and biases) into the FP and BP engine banks, once per mini-batch.
         for entries in self.slices.values():
             for board, s in entries:
-                for m in ("fp", "bp"):
+                for m in ("fp",) if forward_only else ("fp", "bp"):
                     if m in s.engines:
                         e = s.engines[m]
                         self.loaded[e.ident] = self.add(Task(
@@ -390,7 +392,10 @@ class _StepGraph:
             self.acts = {self.network.input_name: {self.homes[self.network.input_name]: []}}
             self.errors, self.contributions = {}, {}
             self.forward()
-            self.backward()
+            if not forward_only:
+                self.backward()
+        if forward_only:
+            return self.tasks
         # Batch boundary: WG sums out of every engine, then the SGD update per board.
         flushes: dict[int, list[int]] = {}
         per_board: dict[int, list[int]] = {}
