@@ -67,7 +67,8 @@ def main() -> None:
             r = simulate(out, RunConfig(batch=args.batch, steps=args.steps))
             wall = time.monotonic() - t0
             measured = r["cycles"][-1]
-            busiest = max(r["resources"], key=lambda x: x["busy"])
+            busiest = max((x for x in r["resources"] if x["modelled"] is not None),
+                          key=lambda x: x["busy"])
             rows.append([name, "yes" if r["match"] else "NO", f"{measured:,}",
                          f"{r['modelled_cycles']:,}", f"{r['cycle_error']:+.2%}",
                          f"{r['planner_formula_cycles']:,}", f"{r['ideal_pipeline_cycles']:,}",

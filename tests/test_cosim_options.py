@@ -84,7 +84,8 @@ def test_report_before_and_after_a_simulation(tmp_path, capsys):
     assert "30,000" in text and "29,000" in text and "+3.45%" in text
     assert "1 MISMATCHES" in text and "layer fc, new_weight" in text
     assert "conv1_c0_4_fp" in text and "7,500" in text and "7,400" in text
-    assert "busiest resource: board 1 west_rx, running 75.0% of the step" in text
+    # the busiest engine or unit: a link's receiving side is armed, not busy
+    assert "busiest resource: board 0 conv1_c0_4_fp, running 25.0% of the step" in text
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["comparison"]["measured_cycles"] == [30000]
     plan = json.loads((out / "plan.json").read_text())

@@ -101,7 +101,9 @@ def outcome_text(plan: dict[str, Any], result: dict[str, Any] | None) -> str:
                  "compute, element-wise work free), what later generations aim at")
     resources = result.get("resources") or []
     if resources:
-        busiest = max(resources, key=lambda r: r["busy"])
+        # engines and units; a link's receiving side counts the cycles it is armed, waiting
+        busiest = max((r for r in resources if r["modelled"] is not None),
+                      key=lambda r: r["busy"], default=max(resources, key=lambda r: r["busy"]))
         lines.append(f"busiest resource: board {busiest['board']} "
                      f"{printable(busiest['resource'])}, running "
                      f"{busiest['busy_share']:.1%} of the step")
