@@ -319,7 +319,9 @@ async def cluster_trains(dut):
         for step in range(steps):
             progress.write_text(json.dumps({"step": step, "steps": steps, "task": 0,
                                             "tasks": 1}))
+            began = time.monotonic()
             result["steps"].append(await host.step())
+            result["steps"][-1]["wall_s"] = time.monotonic() - began
             await host.record(rec, step)
         if args.get("infer"):
             result["infer"] = await host.infer(rec)

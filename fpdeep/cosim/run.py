@@ -295,6 +295,9 @@ def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None
         "ideal_pipeline_cycles": build.plan.ideal_batch_cycles(batch),
         "resources": _resource_figures(design, network, batch, tb["steps"][0]["boards"]),
         "cycles_per_s": tb.get("cycles_per_s"),
+        # while the boards train (the host polls STATUS): configuration and read-back apart
+        "step_cycles_per_s": round(sum(cycles) / max(sum(s["wall_s"] for s in tb["steps"]),
+                                                     1e-9)),
         "host_checks": tb.get("faults"),
         "inference_cycles": (tb.get("infer") or {}).get("cycles"),
         "rtl": RTL_PARTS,
