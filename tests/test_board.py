@@ -208,3 +208,27 @@ def test_an_unknown_unit_kind_names_the_known_ones():
     with pytest.raises(FpdeepError, match="unit kind 'gelu' has no RTL; valid kinds: relu, "
                                           "pool, add, fanin, psum, loss, sgd"):
         unit_parts("gelu")
+
+
+def test_the_store_in_the_rtl_is_the_one_plan_json_reports(tmp_path):
+    import json
+
+    from fpdeep.cli import main
+
+    out = tmp_path / "b"
+    assert main(["build", str(DIGITS), "--board", "zcu102", "--boards", "2", "--batch", "3",
+                 "-o", str(out)]) == 0
+    store = json.loads((out / "plan.json").read_text())["generated"]["store"]
+    for entry in store:
+        text = (out / "rtl" / f"board_{entry['board']}" /
+                f"fpdeep_board_{entry['board']}.sv").read_text()
+        inst = text[text.index("fpdeep_store #("):text.index("u_store (")]
+        nb = int(re.search(r"\.NB\((\d+)\)", inst)[1])
+        depths = int(re.search(r"\.DEPTHS\(\d+'h([0-9a-f]+)\)", inst)[1], 16)
+        reads = int(re.search(r"\.READS\(\d+'h([0-9a-f]+)\)", inst)[1], 16)
+        rtl = [((depths >> (32 * k)) & 0xFFFFFFFF, (reads >> (2 * k)) & 3) for k in range(nb)]
+        assert rtl == [(b["depth"], b["read_ports"]) for b in entry["banks"]]
+        assert entry["bits"] == sum(d * 48 * p for d, p in rtl)
+        # activations, errors and partial sums are kept for every image of the batch
+        acts = [b for b in entry["banks"] if b["item"].startswith("act:")]
+        assert acts and all(b["depth"] % 3 == 0 for b in acts)

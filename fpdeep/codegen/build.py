@@ -16,6 +16,7 @@ from fpdeep.codegen.ports import board_modules, cluster_modules
 from fpdeep.codegen.render import render
 from fpdeep.design.lower import BuildInfo, Design, design_document
 from fpdeep.files import staged_output
+from fpdeep.hwlib.protocol import WORD_BITS
 from fpdeep.ir import Network
 from fpdeep.planning.planner import Plan
 from fpdeep.resources import data_dir
@@ -26,12 +27,25 @@ def _json(data: Any) -> str:
     return json.dumps(data, indent=2, sort_keys=False) + "\n"
 
 
-def board_tops(d: Design, network: Network, *, batch: int) -> list[str]:
+def board_tops(d: Design, network: Network, *, batch: int,
+               layouts: list | None = None) -> list[str]:
     """The SystemVerilog of every board top, for stores of ``batch`` images."""
-    layouts = board_layouts(d, network, batch=batch)
+    layouts = layouts or board_layouts(d, network, batch=batch)
     words = program_words(d, network, layouts)
     return [render("board.sv.j2", board_values(d, b, layouts[b.index], words))
             for b in d.boards]
+
+
+def store_figures(layouts: list) -> list[dict[str, Any]]:
+    """Per board, the tensor store the RTL has: each bank's item, depth, word width and read
+    ports (a port is a copy), and the bits in all."""
+    out = []
+    for layout in layouts:
+        banks = [{"item": name, "depth": depth, "width": WORD_BITS, "read_ports": ports}
+                 for (name, depth), ports in zip(layout.banks, layout.read_ports, strict=True)]
+        out.append({"board": layout.index, "images": layout.batch, "banks": banks,
+                    "bits": sum(b["depth"] * b["width"] * b["read_ports"] for b in banks)})
+    return out
 
 
 #: The top-level entries of a build folder (besides the model files).
@@ -50,7 +64,11 @@ def emit(d: Design, plan: Plan, out: str | Path, *, network: Network,
     simulated on its own; ``keep`` are inputs that must not lie inside ``out``. The boards'
     stores hold the plan's mini-batch.
     """
-    tops = board_tops(d, network, batch=plan.totals.batch)
+    layouts = board_layouts(d, network, batch=plan.totals.batch)
+    tops = board_tops(d, network, batch=plan.totals.batch, layouts=layouts)
+    if isinstance(plan_report.get("generated"), dict):
+        plan_report = {**plan_report, "generated": {**plan_report["generated"],
+                                                    "store": store_figures(layouts)}}
     if MODEL_FILE not in model_files:
         raise ValueError(f"model_files must hold {MODEL_FILE!r}")
     hw = data_dir("hw")
