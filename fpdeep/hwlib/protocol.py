@@ -2,7 +2,9 @@
 
 The board's RTL (hw/board/fpdeep_host.sv, fpdeep_sequencer.sv, fpdeep_board_ctl.sv) decodes
 exactly these fields; every host (the cocotb testbench, a compiled host, a real board's driver)
-encodes with these functions. docs/board.md is written from the tables here.
+encodes with these functions. Every field of a 64-bit beat is declared once below as a
+`Field` (name, lowest bit, width); the encoders place values through those declarations and
+docs/board.md's tables are written from them (``python -m fpdeep.codegen.board_doc``).
 """
 
 from __future__ import annotations
@@ -13,16 +15,93 @@ from types import MappingProxyType
 
 from fpdeep.errors import FpdeepError
 
-#: Host packet opcodes (header bits [63:56]).
-HOST_OPCODES: Mapping[str, int] = MappingProxyType({
-    "WRITE": 0x01,    # store bank `target`, words from `address` on; payload: a word per beat
-    "READ": 0x02,     # answered with a status beat, then `length` words, tlast on the last
-    "PROGRAM": 0x03,  # resource `target`'s instruction memory from `address` on
+WORD_BITS = 48  # a store word: a 16-bit element or a 48-bit raw sum, sign-extended
+BEAT_BITS = 64  # host stream and instruction word
+
+
+@dataclass(frozen=True)
+class Field:
+    """Bits ``[lsb + width - 1 : lsb]`` of a 64-bit beat."""
+
+    name: str
+    lsb: int
+    width: int
+    meaning: str = ""
+
+    @property
+    def msb(self) -> int:
+        return self.lsb + self.width - 1
+
+    @property
+    def bits(self) -> str:
+        """The bit range as the RTL writes it: ``63:56``, or ``55`` for a single bit."""
+        return str(self.lsb) if self.width == 1 else f"{self.msb}:{self.lsb}"
+
+    @property
+    def limit(self) -> int:
+        """One more than the largest value the field holds."""
+        return 1 << self.width
+
+    def place(self, value: int, where: str) -> int:
+        """``value`` at the field's bits; ``where`` names the beat in the error."""
+        if not 0 <= value < self.limit:
+            raise FpdeepError(f"{where} {self.name} {value} does not fit the {self.width}-bit "
+                              f"field [{self.bits}] (0 .. {self.limit - 1})")
+        return value << self.lsb
+
+    def take(self, beat: int) -> int:
+        """The field's value in ``beat``."""
+        return (beat >> self.lsb) & (self.limit - 1)
+
+
+def _fields(*fields: Field) -> Mapping[str, Field]:
+    """A beat's fields by name, checked to lie inside the beat without overlapping."""
+    used = 0
+    for f in fields:
+        mask = (f.limit - 1) << f.lsb
+        if f.lsb < 0 or f.msb >= BEAT_BITS or used & mask:
+            raise FpdeepError(f"field {f.name} [{f.bits}] overlaps another or leaves the beat")
+        used |= mask
+    return MappingProxyType({f.name: f for f in fields})
+
+
+def _pack(where: str, fields: Mapping[str, Field], **values: int) -> int:
+    return sum(fields[name].place(value, where) for name, value in values.items())
+
+
+# ---- host packets -----------------------------------------------------------------------
+
+#: Host packet opcodes (the header's `opcode` field).
+HOST_OPCODES: Mapping[str, int] = MappingProxyType({"WRITE": 0x01, "READ": 0x02, "PROGRAM": 0x03})
+HOST_OPCODE_MEANINGS: Mapping[str, str] = MappingProxyType({
+    "WRITE": "store bank `target`, words from `address` on; payload: `length` beats, a word "
+             "in the low 48 bits of each; answered with a status beat",
+    "READ": "no payload; answered with a status beat, then `length` words of bank `target` "
+            "from `address` on, each sign-extended to 64 bits, tlast on the last",
+    "PROGRAM": "resource `target`'s instruction memory from `address` on; payload: `length` "
+               "instructions; answered with a status beat",
 })
+
+#: A packet's first beat.
+HEADER: Mapping[str, Field] = _fields(
+    Field("opcode", 56, 8, "what the packet does (`HOST_OPCODES`)"),
+    Field("target", 48, 8, "WRITE, READ: the store bank; PROGRAM: the resource"),
+    Field("address", 24, 24, "the first word within the bank or instruction memory"),
+    Field("length", 0, 24, "words: payload beats of WRITE and PROGRAM, words READ returns"),
+)
+
 #: Status responses carry 0x80 | the opcode in bits [63:56].
 RESPONSE = 0x80
 
-#: Error codes, in the status response (bits [55:48]) and in the CSR STATUS register.
+#: The beat that answers every packet (for READ, it heads the data).
+STATUS: Mapping[str, Field] = _fields(
+    Field("response", 63, 1, "1: a status beat"),
+    Field("opcode", 56, 7, "the answered packet's opcode"),
+    Field("code", 48, 8, "the error code (`ERRORS`), 0: ok"),
+    Field("length", 0, 24, "the answered packet's length"),
+)
+
+#: Error codes, in the status response (its `code` field) and in the CSR STATUS register.
 ERRORS: Mapping[int, str] = MappingProxyType({
     0: "ok",
     1: "unknown opcode",
@@ -34,29 +113,44 @@ ERRORS: Mapping[int, str] = MappingProxyType({
 })
 ERROR_CODES: Mapping[str, int] = MappingProxyType({
     "ok": 0, "opcode": 1, "length": 2, "target": 3, "not_loaded": 4, "deadlock": 5, "frame": 6})
+#: The errors a packet's status response can carry (fpdeep_host); the others arise in a step
+#: (fpdeep_board_ctl) and show only in the CSR.
+PACKET_ERRORS = frozenset({"ok", "opcode", "length", "target"})
+#: When each error happens, as the RTL decides it.
+ERROR_CAUSES: Mapping[str, str] = MappingProxyType({
+    "ok": "the packet was carried out, or the step ran to its end",
+    "opcode": "a header whose opcode is none of `HOST_OPCODES`",
+    "length": "WRITE, PROGRAM: tlast on the header although `length` > 0, none on it although "
+              "`length` = 0, or tlast before or after the `length`-th payload beat; READ: "
+              "beats after the header",
+    "target": "WRITE, READ: no bank `target`, or `address` + `length` beyond its depth; "
+              "PROGRAM: no resource `target`, or beyond its instruction memory (checked "
+              "before the length; nothing is written)",
+    "not_loaded": "CONTROL.start while a bank of weights, biases or constants (exp table, "
+                  "pooling tables, zero word) has had no complete WRITE, or a resource no "
+                  "complete PROGRAM, since power-on reset",
+    "deadlock": "during a step no mover moved a beat and no engine was busy for the watchdog's "
+                "cycles; the step is cancelled and STALLED_UNIT names the resource",
+    "frame": "during a step a stream's last flag did not mark the last word of an output "
+             "mover's command, or an engine or unit flagged a broken frame; the step is "
+             "cancelled",
+})
 
 #: Controller states in the CSR STATUS register.
 STATES = ("idle", "busy", "done", "error")
 
-#: Field widths of the header and of the instructions.
-TARGET_BITS, ADDRESS_BITS, LENGTH_BITS = 8, 24, 24
-BANK_BITS, BANK_ADDRESS_BITS, WORD_LENGTH_BITS = 8, 20, 24
-WORD_BITS = 48  # a store word: a 16-bit element or a 48-bit raw sum, sign-extended
-BEAT_BITS = 64  # host stream and instruction word
-
-#: Instruction opcodes (bits [63:60]).
-OPS: Mapping[str, int] = MappingProxyType(
-    {"END": 0, "WAIT": 1, "IN": 2, "OUT": 3, "CFG": 4, "GO": 5})
+#: Field widths of the header.
+TARGET_BITS = HEADER["target"].width
+ADDRESS_BITS = HEADER["address"].width
+LENGTH_BITS = HEADER["length"].width
 
 
 def header(opcode: str, target: int, address: int, length: int) -> int:
     """A packet's header beat."""
     if opcode not in HOST_OPCODES:
         raise FpdeepError(f"unknown host opcode {opcode!r}; valid: {', '.join(HOST_OPCODES)}")
-    _fits("target", target, TARGET_BITS)
-    _fits("address", address, ADDRESS_BITS)
-    _fits("length", length, LENGTH_BITS)
-    return HOST_OPCODES[opcode] << 56 | target << 48 | address << 24 | length
+    return _pack("header", HEADER, opcode=HOST_OPCODES[opcode], target=target,
+                 address=address, length=length)
 
 
 @dataclass(frozen=True)
@@ -69,9 +163,14 @@ class Status:
 
     @classmethod
     def decode(cls, beat: int) -> Status:
-        if not beat >> 63:
+        if not STATUS["response"].take(beat):
             raise FpdeepError(f"host response {beat:#018x} is not a status beat")
-        return cls((beat >> 56) & 0x7F, (beat >> 48) & 0xFF, beat & ((1 << LENGTH_BITS) - 1))
+        return cls(*(STATUS[name].take(beat) for name in ("opcode", "code", "length")))
+
+    def encode(self) -> int:
+        """The beat the board sends for this status."""
+        return _pack("status", STATUS, response=1, opcode=self.opcode, code=self.code,
+                     length=self.length)
 
     @property
     def ok(self) -> bool:
@@ -80,12 +179,6 @@ class Status:
     @property
     def message(self) -> str:
         return ERRORS.get(self.code, f"error code {self.code}")
-
-
-def _fits(name: str, value: int, bits: int) -> None:
-    if not 0 <= value < 1 << bits:
-        raise FpdeepError(f"{name} {value} does not fit the {bits}-bit field "
-                          f"(0 .. {(1 << bits) - 1})")
 
 
 def word(value: int) -> int:
@@ -101,26 +194,69 @@ def signed_word(beat: int) -> int:
 
 # ---- instructions -----------------------------------------------------------------------
 
+#: Instruction opcodes (the `op` field).
+OPS: Mapping[str, int] = MappingProxyType(
+    {"END": 0, "WAIT": 1, "IN": 2, "OUT": 3, "CFG": 4, "GO": 5})
+OP_MEANINGS: Mapping[str, str] = MappingProxyType({
+    "END": "the step's program of this resource is over (any op not listed acts as END)",
+    "WAIT": "wait until resource `resource` has ended `count` tasks in this step",
+    "IN": "start input mover `mover`: `words` store words to the resource's stream",
+    "OUT": "start output mover `mover`: `words` words from the resource's stream into the store",
+    "CFG": "set runtime configuration input `field` to `value`",
+    "GO": "wait for the started input movers, pulse start/flush, wait for done (if asked) and "
+          "the output movers; then the next instruction",
+})
+
+#: Every instruction's opcode.
+OP = Field("op", 60, 4, "the instruction (`OPS`)")
+
+_MOVE = (
+    Field("mover", 56, 4, "the resource's mover, in its order of streams"),
+    Field("hold", 55, 1, "IN only: the same word `words` times"),
+    Field("parts", 53, 2, "beats per word minus one (a raw 48-bit sum over a link: 2)"),
+    Field("bank", 44, 8, "the store bank"),
+    Field("address", 24, 20, "the first word within the bank"),
+    Field("words", 0, 24, "words to move"),
+)
+#: The fields of each instruction besides `op`; bits not named are 0.
+INSTRUCTIONS: Mapping[str, Mapping[str, Field]] = MappingProxyType({
+    "END": _fields(OP),
+    "WAIT": _fields(OP, Field("resource", 52, 8, "the resource waited for"),
+                    Field("count", 0, 32, "until it has ended this many tasks of the step")),
+    "IN": _fields(OP, *_MOVE),
+    "OUT": _fields(OP, *_MOVE),
+    "CFG": _fields(OP, Field("field", 52, 8, "the resource's runtime configuration input"),
+                   Field("value", 0, 48, "its value (two's complement, cut to 48 bits)")),
+    "GO": _fields(OP, Field("start", 59, 1, "pulse the resource's start after the inputs"),
+                  Field("flush", 58, 1, "pulse its flush after the inputs"),
+                  Field("wait_done", 57, 1, "wait for its done"),
+                  Field("ends_task", 56, 1, "count a task ended when the pass is over")),
+})
+
+#: Field widths of the movers' commands.
+BANK_BITS = INSTRUCTIONS["IN"]["bank"].width
+BANK_ADDRESS_BITS = INSTRUCTIONS["IN"]["address"].width
+WORD_LENGTH_BITS = INSTRUCTIONS["IN"]["words"].width
+
+
+def _instruction(op: str, **values: int) -> int:
+    return _pack(op, INSTRUCTIONS[op], op=OPS[op], **values)
+
+
 def op_end() -> int:
-    return OPS["END"] << 60
+    return _instruction("END")
 
 
 def op_wait(resource: int, count: int) -> int:
-    _fits("resource", resource, 8)
-    _fits("task count", count, 32)
-    return OPS["WAIT"] << 60 | resource << 52 | count
+    return _instruction("WAIT", resource=resource, count=count)
 
 
 def _move(op: str, mover: int, bank: int, address: int, words: int, *, hold: bool,
           parts: int) -> int:
-    _fits("mover", mover, 4)
-    _fits("bank", bank, BANK_BITS)
-    _fits("bank address", address, BANK_ADDRESS_BITS)
-    _fits("words", words, WORD_LENGTH_BITS)
     if not 1 <= parts <= 3:
         raise FpdeepError(f"a word travels as 1 to 3 beats, not {parts}")
-    return (OPS[op] << 60 | mover << 56 | int(hold) << 55 | (parts - 1) << 53 | bank << 44
-            | address << 24 | words)
+    return _instruction(op, mover=mover, hold=int(hold), parts=parts - 1, bank=bank,
+                        address=address, words=words)
 
 
 def op_in(mover: int, bank: int, address: int, words: int, *, hold: bool = False,
@@ -133,11 +269,11 @@ def op_out(mover: int, bank: int, address: int, words: int, *, parts: int = 1) -
 
 
 def op_cfg(field: int, value: int) -> int:
-    _fits("configuration field", field, 8)
-    return OPS["CFG"] << 60 | field << 52 | (value & ((1 << 48) - 1))
+    value &= INSTRUCTIONS["CFG"]["value"].limit - 1
+    return _instruction("CFG", field=field, value=value)
 
 
 def op_go(*, start: bool = False, flush: bool = False, wait_done: bool = False,
           ends_task: bool = True) -> int:
-    return (OPS["GO"] << 60 | int(start) << 59 | int(flush) << 58 | int(wait_done) << 57
-            | int(ends_task) << 56)
+    return _instruction("GO", start=int(start), flush=int(flush), wait_done=int(wait_done),
+                        ends_task=int(ends_task))
