@@ -26,6 +26,7 @@ from fpdeep.hwlib.csr import (
 from fpdeep.resources import PACKAGE_DIR, data_dir
 
 # The map as issue 13 and docs/csr.md specify it: (register, byte offset, field, bits, kind).
+# A change here changes the map's format: raise VERSION in the RDL with it.
 SPEC = [
     ("ID", 0x00, "hash", (31, 0), PARAMETER),
     ("VERSION", 0x04, "version", (15, 0), CONSTANT),
