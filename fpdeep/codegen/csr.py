@@ -77,12 +77,12 @@ def csr_values(rmap: RegisterMap) -> dict[str, Any]:
         values = {"name": reg.name, "word": reg.offset // WORD_BYTES,
                   "fields": [_field_values(reg, f, widths) for f in reg.fields]}
         (loops if reg.array else registers).append(values)
-    stored = [f for r in registers for f in r["fields"] if f["kind"] in (CONTROL, PULSE)]
+    # the registers software writes, and their fields that keep or pulse what was written
+    writable = [r for r in registers if any(f["kind"] in (CONTROL, PULSE) for f in r["fields"])]
+    stored = [f for r in writable for f in r["fields"] if f["kind"] in (CONTROL, PULSE)]
     return {"module": TOP, "rdl": f"hw/{RDL_PATH}", "version": rmap.version,
             "addr_w": ADDRESS_BITS, "ports": ports, "registers": registers, "arrays": loops,
-            "stored": stored, "stored_regs": [r for r in registers
-                                              if any(f["port"] and f["kind"] != STATUS
-                                                     for f in r["fields"])]}
+            "stored": stored, "writable": writable}
 
 
 def render_csr() -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from types import MappingProxyType
 
 from fpdeep.errors import FpdeepError
@@ -177,6 +178,13 @@ class _Collector:
         self.lines.append(f"{where}{severity.name.lower()}: {text}")
 
 
+def _where(node) -> str:
+    """``file:line`` of a node's instance in the SystemRDL source."""
+    ref = node.inst.inst_src_ref
+    line = getattr(ref, "line", None)
+    return RDL_PATH if ref is None else f"{ref.path}:{line}" if line else str(ref.path)
+
+
 def _kind(node) -> str:
     """A field's kind from its SystemRDL access; FpdeepError for access fpdeep does not wire."""
     from systemrdl.rdltypes import AccessType
@@ -197,12 +205,12 @@ def _kind(node) -> str:
     name = node.get_path()
     if kind is None:
         raise FpdeepError(
-            f"{RDL_PATH}: field {name} has sw={sw.name}, hw={hw.name}"
+            f"{_where(node)}: field {name} has sw={sw.name}, hw={hw.name}"
             f"{', singlepulse' if pulse else ''}; fpdeep wires sw=r hw=na (a constant or, with "
             f"fpdeep_param, a parameter), sw=r hw=w (status), sw=rw hw=r (control) and sw=w "
             f"hw=r singlepulse (a pulse)")
     if (port is None) != (kind in (PARAMETER, CONSTANT)):
-        raise FpdeepError(f"{RDL_PATH}: field {name} ({kind}) "
+        raise FpdeepError(f"{_where(node)}: field {name} ({kind}) "
                           f"{'needs' if port is None else 'cannot have'} an fpdeep_port")
     return kind
 
@@ -212,7 +220,7 @@ def _field(node) -> CsrField:
     enum = node.get_property("encode")
     reset = node.get_property("reset")
     if kind in (PARAMETER, CONSTANT, CONTROL, PULSE) and not isinstance(reset, int):
-        raise FpdeepError(f"{RDL_PATH}: field {node.get_path()} ({kind}) needs a constant "
+        raise FpdeepError(f"{_where(node)}: field {node.get_path()} ({kind}) needs a constant "
                           f"reset value")
     return CsrField(
         name=node.inst_name, lsb=node.lsb, width=node.width, kind=kind,
@@ -226,8 +234,15 @@ def _field(node) -> CsrField:
 
 @cache
 def register_map(*, counters: int, design_hash: int = 0) -> RegisterMap:
-    """The register map elaborated for a board with ``counters`` counted engines and units
-    (1 .. MAX_COUNTERS) and the 32-bit ``design_hash`` its ID register reads."""
+    """fpdeep's register map elaborated for a board with ``counters`` counted engines and units
+    (1 .. MAX_COUNTERS) whose ID register reads the 32-bit ``design_hash``."""
+    return compile_map(data_dir("hw") / RDL_PATH, counters=counters, design_hash=design_hash)
+
+
+def compile_map(source: Path, *, counters: int, design_hash: int = 0) -> RegisterMap:
+    """The addrmap `TOP` of SystemRDL file ``source`` elaborated with N=``counters`` and
+    DESIGN_HASH=``design_hash``; FpdeepError with the compiler's messages where it fails, or
+    naming the field whose access fpdeep cannot wire."""
     from systemrdl import RDLCompileError, RDLCompiler
     from systemrdl.node import RegNode
 
@@ -236,7 +251,6 @@ def register_map(*, counters: int, design_hash: int = 0) -> RegisterMap:
                           f"counters={counters}")
     if not 0 <= design_hash < 1 << 32:
         raise FpdeepError(f"the design hash is 32 bits, got {design_hash:#x}")
-    source = data_dir("hw") / RDL_PATH
     messages = _Collector()
     compiler = RDLCompiler(message_printer=messages)
     try:
@@ -249,7 +263,7 @@ def register_map(*, counters: int, design_hash: int = 0) -> RegisterMap:
     registers = []
     for node in top.children():
         if not isinstance(node, RegNode):
-            raise FpdeepError(f"{RDL_PATH}: {node.get_path()} is not a register; the CSR map "
+            raise FpdeepError(f"{_where(node)}: {node.get_path()} is not a register; the CSR map "
                               f"is flat")
         registers.append(CsrRegister(
             name=node.inst_name, offset=node.raw_address_offset,

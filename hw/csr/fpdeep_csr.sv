@@ -6,7 +6,7 @@
 module fpdeep_csr #(
     parameter int N = 1,  // counted engines and units: entries of each counter array
     parameter logic [31:0] DESIGN_HASH = 32'h0,  // what the ID register reads
-    parameter int ADDR_W = 12  // byte address bits of s_axil (the map needs 12)
+    parameter int ADDR_W = 12  // byte address bits of s_axil: 12 (what the map needs) .. 32
 ) (
     input  logic              clk,
     input  logic              rst_n,

@@ -18,7 +18,7 @@ from fpdeep.codegen.board import board_values, cluster_values
 from fpdeep.codegen.layout import board_layouts
 from fpdeep.cosim.simulator import find_simulator, hw_sources, simulator_available
 from fpdeep.design.lower import lower
-from fpdeep.hwlib import MODULES, compile_order
+from fpdeep.hwlib import CSR, MODULES, compile_order
 from fpdeep.hwlib.signature import Port
 from fpdeep.resources import PACKAGE_DIR
 
@@ -134,3 +134,12 @@ def test_declarations_hold_at_the_generators_parameters(generated, tmp_path):
     for k, (name, params) in enumerate(generated):
         ports, _, _ = _rtl(name, params, tmp_path / str(k))
         assert _comparable(ports) == _comparable(MODULES[name].ports(**params)), (name, params)
+
+
+@pytest.mark.parametrize("counters", [3, 256])
+def test_the_generated_csr_holds_its_declaration_for_any_number_of_counters(counters, tmp_path):
+    # fpdeep_csr is generated from the register map, once for every N (tests/test_hwlib_csr.py)
+    params = {"N": counters, "DESIGN_HASH": 0xFFFF_FFFF}
+    ports, values, _ = _rtl(CSR.name, params, tmp_path)
+    assert _comparable(ports) == _comparable(CSR.ports(**params))
+    assert values == CSR.parameters(**params)
