@@ -6,6 +6,8 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from fpdeep.errors import FpdeepError
+
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|~])")
 
 
@@ -69,3 +71,15 @@ def format_table(
     if footer:
         out += [rule, line(footer)]
     return "\n".join(out)
+
+
+def replace_part(text: str, begin: str, end: str, part: str, *, where: str) -> str:
+    """``text`` with its generated part, from marker ``begin`` through marker ``end``,
+    replaced by ``part`` (markers included); FpdeepError naming ``where`` unless each marker
+    is there once, ``begin`` first."""
+    if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
+        raise FpdeepError(f"{where} must hold the markers {begin!r} and then {end!r}, once "
+                          f"each")
+    head, rest = text.split(begin)
+    _, tail = rest.split(end)
+    return head + part + tail

@@ -177,6 +177,15 @@ class _Glue:
         else:
             self.unit(q, r, res)
 
+    @staticmethod
+    def client(kind: str, c: int) -> tuple[tuple[str, str], ...]:
+        """The connections of store client ``c``: a reader's (``rd``) or a writer's (``wr``)."""
+        widths = {"bank": BANK_BITS, "addr": BANK_ADDRESS_BITS, "data": WORD_BITS}
+        names = (("req", "bank", "addr", "gnt", "valid", "data") if kind == "rd"
+                 else ("req", "bank", "addr", "data", "gnt"))
+        return tuple((f"{kind}_{n}", f"st_{kind}_{n}[{c * widths[n]} +: {widths[n]}]"
+                      if n in widths else f"st_{kind}_{n}[{c}]") for n in names)
+
     def reader(self, q: str, k: int, m: Mover) -> None:
         p = f"{q}_i{k}"
         c = len(self.rd_clients)
@@ -191,11 +200,7 @@ class _Glue:
             (("clk", "clk"), ("rst", "rst"), ("cmd_valid", f"{q}_in_cmd[{k}]"),
              ("cmd_bank", f"{q}_bank"), ("cmd_addr", f"{q}_addr"), ("cmd_len", f"{q}_len"),
              ("cmd_hold", f"{q}_hold"), ("cmd_parts", f"{q}_parts"),
-             ("busy", f"{q}_in_busy[{k}]"), ("rd_req", f"st_rd_req[{c}]"),
-             ("rd_bank", f"st_rd_bank[{c * BANK_BITS} +: {BANK_BITS}]"),
-             ("rd_addr", f"st_rd_addr[{c * BANK_ADDRESS_BITS} +: {BANK_ADDRESS_BITS}]"),
-             ("rd_gnt", f"st_rd_gnt[{c}]"), ("rd_valid", f"st_rd_valid[{c}]"),
-             ("rd_data", f"st_rd_data[{c * WORD_BITS} +: {WORD_BITS}]"),
+             ("busy", f"{q}_in_busy[{k}]"), *self.client("rd", c),
              ("m_data", f"{p}_data"), ("m_last", f"{p}_last"), ("m_valid", f"{p}_valid"),
              ("m_ready", f"{p}_ready"), ("moved", f"{p}_moved"))))
 
@@ -214,11 +219,8 @@ class _Glue:
             (("clk", "clk"), ("rst", "rst"), ("cmd_valid", f"{q}_out_cmd[{k}]"),
              ("cmd_bank", f"{q}_bank"), ("cmd_addr", f"{q}_addr"), ("cmd_len", f"{q}_len"),
              ("cmd_parts", f"{q}_parts"), ("busy", f"{q}_out_busy[{k}]"),
-             ("err_last", f"{p}_err"), ("wr_req", f"st_wr_req[{c}]"),
-             ("wr_bank", f"st_wr_bank[{c * BANK_BITS} +: {BANK_BITS}]"),
-             ("wr_addr", f"st_wr_addr[{c * BANK_ADDRESS_BITS} +: {BANK_ADDRESS_BITS}]"),
-             ("wr_data", f"st_wr_data[{c * WORD_BITS} +: {WORD_BITS}]"),
-             ("wr_gnt", f"st_wr_gnt[{c}]"), ("s_data", f"{p}_data"), ("s_last", f"{p}_last"),
+             ("err_last", f"{p}_err"), *self.client("wr", c), ("s_data", f"{p}_data"),
+             ("s_last", f"{p}_last"),
              ("s_valid", f"{p}_valid"), ("s_ready", f"{p}_ready"), ("moved", f"{p}_moved"))))
 
     def unit(self, q: str, r: int, res: Resource) -> None:
@@ -352,15 +354,7 @@ class _Glue:
                                                              "tlast")),
              *((f"m_axis_{x}", f"m_axis_host_{x}") for x in ("tdata", "tvalid", "tready",
                                                              "tlast")),
-             ("wr_req", f"st_wr_req[{w}]"),
-             ("wr_bank", f"st_wr_bank[{w * BANK_BITS} +: {BANK_BITS}]"),
-             ("wr_addr", f"st_wr_addr[{w * BANK_ADDRESS_BITS} +: {BANK_ADDRESS_BITS}]"),
-             ("wr_data", f"st_wr_data[{w * WORD_BITS} +: {WORD_BITS}]"),
-             ("wr_gnt", f"st_wr_gnt[{w}]"), ("rd_req", f"st_rd_req[{c}]"),
-             ("rd_bank", f"st_rd_bank[{c * BANK_BITS} +: {BANK_BITS}]"),
-             ("rd_addr", f"st_rd_addr[{c * BANK_ADDRESS_BITS} +: {BANK_ADDRESS_BITS}]"),
-             ("rd_gnt", f"st_rd_gnt[{c}]"), ("rd_valid", f"st_rd_valid[{c}]"),
-             ("rd_data", f"st_rd_data[{c * WORD_BITS} +: {WORD_BITS}]"),
+             *self.client("wr", w), *self.client("rd", c),
              ("prog_we", "prog_we"), ("prog_res", "prog_res"), ("prog_addr", "prog_addr"),
              ("prog_data", "prog_data"), ("written", "written"), ("programmed", "programmed"),
              ("fault", "host_fault"), ("fault_code", "host_code"))))

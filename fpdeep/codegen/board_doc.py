@@ -18,6 +18,7 @@ from fpdeep.errors import FpdeepError
 from fpdeep.hwlib import protocol as p
 from fpdeep.numerics import Numerics
 from fpdeep.resources import PACKAGE_DIR
+from fpdeep.tables import replace_part
 
 #: The document, relative to the checkout.
 DOC_PATH = "docs/board.md"
@@ -181,13 +182,7 @@ def part(name: str) -> str:
 def updated(text: str) -> str:
     """``text`` (docs/board.md) with every generated part rewritten."""
     for name in PARTS:
-        b, e = begin(name), end(name)
-        if text.count(b) != 1 or text.count(e) != 1 or text.index(b) > text.index(e):
-            raise FpdeepError(f"{DOC_PATH} must hold the markers {b!r} and then {e!r}, once "
-                              f"each")
-        head, rest = text.split(b)
-        _, tail = rest.split(e)
-        text = head + part(name) + tail
+        text = replace_part(text, begin(name), end(name), part(name), where=DOC_PATH)
     return text
 
 

@@ -17,6 +17,7 @@ from types import MappingProxyType
 
 from fpdeep.errors import FpdeepError
 from fpdeep.resources import data_dir
+from fpdeep.tables import replace_part
 
 #: The register map's source, relative to hw/.
 RDL_PATH = "csr/fpdeep_csr.rdl"
@@ -328,8 +329,4 @@ def markdown_table() -> str:
 
 def updated_doc(text: str) -> str:
     """``text`` (docs/csr.md) with its generated part rewritten."""
-    if text.count(BEGIN) != 1 or text.count(END) != 1:
-        raise FpdeepError(f"docs/csr.md must hold the markers {BEGIN!r} and {END!r} once each")
-    head, rest = text.split(BEGIN)
-    _, tail = rest.split(END)
-    return head + markdown_table() + tail
+    return replace_part(text, BEGIN, END, markdown_table(), where="docs/csr.md")

@@ -4,9 +4,9 @@ and a test fails when that part differs from the declarations."""
 
 from __future__ import annotations
 
-from fpdeep.errors import FpdeepError
 from fpdeep.hwlib.library import FOLDERS, MODULES
 from fpdeep.hwlib.signature import CLOCK, CONFIG, IN, Module, Signal, Stream, Width
+from fpdeep.tables import replace_part
 
 BEGIN = "<!-- generated from fpdeep.hwlib by `python -m fpdeep.hwlib hw/README.md` -->"
 END = "<!-- end of the generated part -->"
@@ -70,8 +70,4 @@ def tables() -> str:
 
 def updated(text: str) -> str:
     """``text`` (hw/README.md) with its generated part rewritten."""
-    if text.count(BEGIN) != 1 or text.count(END) != 1:
-        raise FpdeepError(f"the README must hold the markers {BEGIN!r} and {END!r} once each")
-    head, rest = text.split(BEGIN)
-    _, tail = rest.split(END)
-    return head + tables() + tail
+    return replace_part(text, BEGIN, END, tables(), where="the README")
