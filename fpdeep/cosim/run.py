@@ -45,7 +45,10 @@ RTL_PARTS = ("Conv/FC FP, BP and WG engines (fpdeep_engine): every MAC, accumula
              "(fpdeep_loss); the partial input errors of split layers (fpdeep_psum); the SGD "
              "update (fpdeep_sgd); link framing (fpdeep_link_tx/rx) and link models "
              "(fpdeep_link_model) between boards, which carry every tensor that crosses a "
-             "board boundary (activations, errors, raw partial sums as three 16-bit words)")
+             "board boundary (activations, errors, raw partial sums as three 16-bit words); "
+             "per board the sequencers that run each engine's, unit's and link's instruction "
+             "stream, the movers, the tensor store, the host interface, the step control and "
+             "the CSR block")
 TESTBENCH_PARTS = ("host only: loads programs, weights and tables, streams images and labels "
                    "in, starts steps through the CSR and reads tensors back through the host "
                    "stream; the board controller, the tensor store and every data move are RTL")
