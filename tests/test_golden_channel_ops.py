@@ -157,6 +157,27 @@ def test_dropout_is_off_at_inference(tmp_path):
                                       infer(plain, plain_weights, x, **kw))
 
 
+def test_the_step_number_seeds_the_dropout_masks(tmp_path):
+    net = OnnxNet((3, 4, 4))
+    net.conv(4, 3)
+    net.node("Dropout", [net.last], (4, 2, 2), ratio=0.5)
+    net.flatten()
+    net.fc(3)
+    network, weights = net.load(tmp_path / "m.onnx")
+    x, y = RNG.normal(size=(2, 3, 4, 4)), np.array([0, 2])
+    drop = next(layer.name for layer in network.layers if layer.op is Op.DROPOUT)
+    outs = {t: train_step(network, weights, x, y, lr=0.1, numerics="float", step=t)
+            .trace[drop].output for t in (0, 1)}
+    # each step's output is zero exactly where that step's mask drops (the mask rule of
+    # docs/numerics.md §21, layer 0, step t), and the two steps' masks differ
+    for t, out in outs.items():
+        keep = dropout.keep_mask((2, 4, 2, 2), 0.5, layer=0, step=t)
+        assert np.array_equal(out != 0, keep.reshape(out.shape))
+    assert not np.array_equal(outs[0] != 0, outs[1] != 0)
+    with pytest.raises(FpdeepError, match="step must be a whole number >= 0"):
+        train_step(network, weights, x, y, lr=0.1, step=-1)
+
+
 def test_channel_shuffle_is_reshape_transpose_reshape():
     x = RNG.normal(size=(2, 12, 3, 3))
     want = x.reshape(2, 3, 4, 3, 3).transpose(0, 2, 1, 3, 4).reshape(2, 12, 3, 3)

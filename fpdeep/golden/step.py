@@ -86,15 +86,20 @@ def train_step(network: Network, weights: Mapping[str, np.ndarray], x: np.ndarra
                y: np.ndarray, *, lr: float, momentum: float = 0.0, weight_decay: float = 0.0,
                state: Mapping[str, np.ndarray] | None = None,
                numerics: Numerics | str = DEFAULT_NUMERICS,
-               loss: str = "softmax_ce") -> StepResult:
+               loss: str = "softmax_ce", step: int = 0) -> StepResult:
     """One SGD step on the batch ``x`` (B, C, H, W) float, ``y`` (B,) int labels.
 
     ``numerics`` is a ``Numerics`` for the fixed-point golden model or ``"float"`` for the
     float64 reference. ``loss`` is ``"softmax_ce"`` or ``"mse"`` (against one-hot labels).
     ``momentum`` and ``weight_decay`` follow ``torch.optim.SGD`` (one parameter group, decay
     on every trainable parameter); ``state`` is the previous step's ``StepResult.state``.
+    ``step`` is the step's number in the training run: it seeds the Dropout masks
+    (docs/numerics.md §21), so chained steps pass 0, 1, 2, ...
     """
-    ctx = _context(network, numerics, loss)
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        raise FpdeepError(f"step must be a whole number >= 0 (the step's number in the "
+                          f"training run), got {step!r}")
+    ctx = replace(_context(network, numerics, loss), step=step)
     sgd.lr_constant(lr)
     sgd.check_optimiser(momentum, weight_decay)
     optimiser = _Optimiser(lr, momentum, weight_decay, _velocities(network, state, ctx))
