@@ -254,7 +254,7 @@ def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None
         try:
             run_cocotb(toplevel="cluster_top", sources=sources, test_module="tb_cluster",
                        build_root=root / "sim" / "build", test_dir=work, tb_args=args,
-                       simulator=config.simulator)
+                       simulator=config.simulator, top_ports_only=True)
         except FpdeepError as exc:
             error = exc
         finally:

@@ -290,6 +290,20 @@ class SimResult:
     results_xml: Path
 
 
+def _public_top_ports_only(runner) -> None:
+    """Build a Verilator model whose only public signals are the top's ports (the cocotb runner
+    makes every signal public): a host testbench then cannot reach inside the boards."""
+    build_command = runner._build_command
+
+    def command():
+        cmds = build_command()
+        first = ["--public-depth", "1"]
+        cmds[0] = [a for arg in cmds[0] for a in (first if arg == "--public-flat-rw" else [arg])]
+        return cmds
+
+    runner._build_command = command
+
+
 def run_cocotb(
     *,
     toplevel: str,
@@ -304,6 +318,7 @@ def run_cocotb(
     seed: int | None = None,
     waves: bool = False,
     test_paths: Sequence[Path] = (),
+    top_ports_only: bool = False,
 ) -> SimResult:
     """Build `toplevel` (once per parameter set under `build_root`) and run cocotb `test_module`.
 
@@ -315,7 +330,8 @@ def run_cocotb(
 
     params = dict(parameters or {})
     sim = find_simulator(simulator)
-    build_dir = Path(build_root) / build_key(toplevel, params, sim.name)
+    build_dir = Path(build_root) / build_key(toplevel, params,
+                                             sim.name + ("-ports" if top_ports_only else ""))
     build_dir.parent.mkdir(parents=True, exist_ok=True)
     test_dir = Path(test_dir)
     test_dir.mkdir(parents=True, exist_ok=True)
@@ -323,6 +339,8 @@ def run_cocotb(
     extra = {TB_ARGS_ENV: json.dumps(dict(tb_args or {}))}
     with _sim_environment(sim, [*test_paths, data_dir("sim"), PACKAGE_DIR.parent]):
         runner = get_runner(sim.runner)
+        if top_ports_only and sim.name == "verilator":
+            _public_top_ports_only(runner)
         with _build_lock(build_dir):
             try:
                 runner.build(
