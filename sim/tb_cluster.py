@@ -30,7 +30,16 @@ from fpdeep.codegen.program import compile_step, setup_program
 from fpdeep.design.lower import read_design_document
 from fpdeep.golden import step as golden_step
 from fpdeep.hwlib.csr import register_map
-from fpdeep.hwlib.protocol import STATES, Status, header, op_end, op_wait, signed_word, word
+from fpdeep.hwlib.protocol import (
+    ERRORS,
+    STATES,
+    Status,
+    header,
+    op_end,
+    op_wait,
+    signed_word,
+    word,
+)
 from fpdeep.ops import spec
 from fpdeep.schedule.tasks import contribution_item, item
 
@@ -58,16 +67,20 @@ class Board:
         for bus in (self.tx, self.rx, self.csr.write_if, self.csr.read_if):
             bus.log.setLevel("WARNING")
 
-    async def packet(self, beats: list[int]) -> list[int]:
+    async def exchange(self, beats: list[int]) -> tuple[Status, list[int]]:
+        """Send a packet; its status and the beats after it."""
         await self.tx.send(b"".join(int(b).to_bytes(BEAT_BYTES, "little") for b in beats))
-        frame = await self.rx.recv()
-        data = bytes(frame.tdata)
+        data = bytes((await self.rx.recv()).tdata)
         out = [int.from_bytes(data[k:k + BEAT_BYTES], "little")
                for k in range(0, len(data), BEAT_BYTES)]
-        status = Status.decode(out[0])
+        return Status.decode(out[0]), out[1:]
+
+    async def packet(self, beats: list[int]) -> list[int]:
+        """Send a packet; the beats after its status, which must be ok."""
+        status, out = await self.exchange(beats)
         if not status.ok:
             raise HostError(f"board {self.index}: {status.message} (opcode {status.opcode:#x})")
-        return out[1:]
+        return out
 
     async def write(self, key: str, values, image: int = -1) -> None:
         bank, address = self.layout.address(key, image)
@@ -200,7 +213,6 @@ class Host:
         return {"cycles": max(f["cycles"] for f in figures), "boards": figures}
 
     async def failure(self, b: Board, code: int) -> str:
-        from fpdeep.hwlib.protocol import ERRORS
         text = f"board {b.index}: {ERRORS.get(code, f'error {code}')}"
         if code == 5:
             unit = await b.reg("STALLED_UNIT")
@@ -237,11 +249,9 @@ class Host:
         for case, beats in (("unknown opcode", [0x7F << 56 | 1, 0]),
                             ("short payload", [header("WRITE", 0, 0, 4), 1, 2]),
                             ("unknown bank", [header("READ", len(b.layout.banks), 0, 1)])):
-            await b.tx.send(b"".join(int(x).to_bytes(BEAT_BYTES, "little") for x in beats))
-            frame = bytes((await b.rx.recv()).tdata)
-            status = Status.decode(int.from_bytes(frame[:BEAT_BYTES], "little"))
+            status, rest = await b.exchange(beats)
             seen.append({"case": case, "status": status.code, "csr": await self.error_code(b),
-                         "beats": len(frame) // BEAT_BYTES})
+                         "beats": 1 + len(rest)})
         return seen
 
     async def error_code(self, b: Board) -> int:

@@ -11,27 +11,30 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from fpdeep.codegen.layout import BoardLayout, Mover, Resource
 from fpdeep.codegen.ports import (
+    LINK_MODEL_DEPTH,
+    SIDES,
     Instance,
     comment_text,
     engine_instance,
+    link_instances,
     link_word_bits,
+    literal,
     unit_instances,
 )
 from fpdeep.design.engine import ACC_BITS
 from fpdeep.design.lower import BoardDesign, Design
-from fpdeep.hwlib import CSR, LINK_MODEL, LINK_RX, LINK_TX
+from fpdeep.hwlib import CSR, LINK_MODEL, LINK_RX, LINK_TX, MODULES
 from fpdeep.hwlib.protocol import BANK_ADDRESS_BITS, BANK_BITS, WORD_BITS, WORD_LENGTH_BITS
-from fpdeep.hwlib.signature import CLOCK, CONFIG, axi_lite_slave, axi_stream
+from fpdeep.hwlib.signature import CLOCK, CONFIG, axi_lite_slave, axi_stream, evaluate
 
 #: Host stream beats are 64 bits.
 HOST_BITS = 64
-#: Sides of a board in the chain: east towards higher board indices, west towards lower.
-SIDES = ("east", "west")
 #: Cycles without any beat moving (or an engine busy) after which a step is a deadlock.
 WATCHDOG_MIN = 1 << 16
 
@@ -56,8 +59,7 @@ def top_ports(d: Design) -> list[TopPort]:
     for side in SIDES:
         sigs += [*axi_stream(f"m_axis_{side}", link_data_bits(d.data_width), sink=False),
                  *axi_stream(f"s_axis_{side}", link_data_bits(d.data_width), sink=True)]
-    widths = {**CSR.parameters(), "ADDR_W": CSR.params["ADDR_W"]}
-    from fpdeep.hwlib.signature import evaluate
+    widths = CSR.parameters()
     return ([TopPort("input", 1, "clk"), TopPort("input", 1, "rst_n")]
             + [TopPort(s.direction, evaluate(s.width, widths), s.name) for s in sigs])
 
@@ -94,10 +96,6 @@ class _Glue:
         """Wires nothing reads (a sequencer's start where its resource has none, bits of a
         configuration register wider than the input it drives, ...): tied into one `unused`
         wire, which Verilator's lint knows to skip."""
-        import re
-
-        from fpdeep.hwlib import MODULES
-
         word = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
         read: set[str] = set()
         for a in self.assigns:
@@ -309,13 +307,7 @@ class _Glue:
                              f"m_axis_{side}_tvalid = {side}_tx_valid",
                              f"{side}_tx_ready = m_axis_{side}_tready",
                              f"m_axis_{side}_tlast = 1'b0"]
-            conns = (("clk", "clk"), ("rst", "rst"), ("s_data", f"{side}_s_data"),
-                     ("s_last", f"{side}_s_last"), ("s_valid", f"{side}_s_valid"),
-                     ("s_ready", f"{side}_s_ready"), ("m_data", f"{side}_tx_data"),
-                     ("m_valid", f"{side}_tx_valid"), ("m_ready", f"{side}_tx_ready"))
-            self.instances.append(Instance(LINK_TX.name, f"u_{side}_tx",
-                                           f"link framing towards the {side}",
-                                           (("DW", dw), ("NCH", 1)), (), conns))
+
         else:
             p = f"{q}_o0"
             for width, name in ((dw, "m_data"), (1, "m_last"), (1, "m_valid"), (1, "m_ready"),
@@ -328,13 +320,10 @@ class _Glue:
                              f"{side}_rx_data = s_axis_{side}_tdata[{word - 1}:0]",
                              f"{side}_rx_valid = s_axis_{side}_tvalid",
                              f"s_axis_{side}_tready = {side}_rx_ready"]
-            conns = (("s_data", f"{side}_rx_data"),
-                     ("s_valid", f"{side}_rx_valid"), ("s_ready", f"{side}_rx_ready"),
-                     ("m_data", f"{side}_m_data"), ("m_last", f"{side}_m_last"),
-                     ("m_valid", f"{side}_m_valid"), ("m_ready", f"{side}_m_ready"))
-            self.instances.append(Instance(LINK_RX.name, f"u_{side}_rx",
-                                           f"link framing from the {side}",
-                                           (("DW", dw), ("NCH", 1)), (), conns))
+        suffix = "tx" if res.module is LINK_TX else "rx"
+        self.instances += [inst for inst in link_instances(side, dw)
+                           if inst.name == f"u_{side}_{suffix}"]
+
 
     def host(self) -> None:
         c, w = len(self.rd_clients), len(self.wr_clients)
@@ -427,7 +416,6 @@ class _Glue:
 def cluster_values(d: Design) -> dict[str, Any]:
     """What `templates/cluster_top.sv.j2` prints: every board with its top ports prefixed
     b<index>_, the link ports between neighbours wired through simulation link models."""
-    from fpdeep.codegen.ports import LINK_MODEL_DEPTH, literal
     ports = top_ports(d)
     word = link_word_bits(d.data_width)
     models = []

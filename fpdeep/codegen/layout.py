@@ -20,14 +20,19 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fpdeep.codegen.ports import ENGINE_PART, Part, unit_parts
+from fpdeep.codegen.ports import (
+    ENGINE_PART,
+    Part,
+    _engine_parameters,
+    _unit_parameters,
+    unit_parts,
+)
 from fpdeep.design.lower import BoardDesign, Design, EngineDesign, SliceDesign
 from fpdeep.design.units import UnitDesign
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import loss as golden_loss
 from fpdeep.hwlib import LINK_RX, LINK_TX, Module
-from fpdeep.hwlib.protocol import BANK_ADDRESS_BITS, WORD_BITS
-from fpdeep.hwlib.signature import CONFIG
+from fpdeep.hwlib.protocol import BANK_ADDRESS_BITS
 from fpdeep.ir import Network
 from fpdeep.ops import needs_error, spec
 from fpdeep.schedule.tasks import (
@@ -161,7 +166,6 @@ def _controls(module: Module) -> dict[str, bool]:
 
 
 def _resources(d: Design, board: BoardDesign) -> list[Resource]:
-    from fpdeep.codegen.ports import _engine_parameters, _unit_parameters
     out = []
     for s in board.slices:
         for e in s.engines.values():
@@ -242,7 +246,7 @@ class TaskWork:
 
     def words(self, family: str) -> tuple[int, bool]:
         """(words, per image) of a stored family."""
-        kind, name, channels = parse_item(family.split("@", 1)[0])
+        kind, name, channels = parse_item(family)
         if kind in ("act", "err"):
             tensor = self.canon(name.split("<", 1)[0])
             n = self.size(tensor)
@@ -257,33 +261,20 @@ class TaskWork:
     # ---- what each task does --------------------------------------------------------------
 
     def work(self, task: Task, board: int, layout: BoardLayout) -> list[Work]:
-        res = layout.resources[layout.resource(self._resource_key(task, board))]
+        res = layout.resources[layout.resource(task.resource)]
         if task.kind == "link":
             return self._link(task, board, res)
         if task.kind in ("engine", "flush"):
             return self._engine(task, res)
         return self._unit(task, res)
 
-    def _resource_key(self, task: Task, board: int) -> str:
-        return task.resource
-
     def _link(self, task: Task, board: int, res: Resource) -> list[Work]:
         (a, _b), = link_hops(task)
         key, offset = self.locate(board, task.item)
         parts = RAW_PARTS if parse_item(task.item)[0] == "psum" else 1
-        n = self._item_words(task.item)
+        n = self.words(task.item)[0]
         acc = Access(0, board != a, key, n, task.image, offset, parts=parts)
         return [Work((acc,))]
-
-    def _item_words(self, key: str) -> int:
-        kind, name, channels = parse_item(key)
-        if kind == "psum":
-            return self.words(key)[0]
-        tensor = self.canon(name.split("<", 1)[0])
-        n = self.size(tensor)
-        if channels is not None:
-            n = n // self.network.tensors[tensor].shape[0] * (channels[1] - channels[0])
-        return n
 
     def _engine(self, task: Task, res: Resource) -> list[Work]:
         board, s = self.slices[(task.layer, task.engine)]
@@ -427,12 +418,9 @@ class TaskWork:
         the new weights back in place. The constants come from the compiler
         (``cfg_*`` = None here)."""
         works = []
-        slices = [(s, e) for b in self.d.boards if b.index == task.board for s in b.slices
-                  for e in s.engines.values() if e.mode == "wg"]
-        roles = [(s, e, role) for s, e in slices for role in ("weight", "bias")
-                 if role == "weight" or s.has_bias]
-        for k, (s, e, role) in enumerate(roles):
-            nw = e.out_beats - ((s.hi - s.lo) if s.has_bias else 0)
+        roles = self.sgd_roles(task.board)
+        for k, (s, role) in enumerate(roles):
+            nw = s.engines["wg"].out_beats - ((s.hi - s.lo) if s.has_bias else 0)
             n, off = (nw, 0) if role == "weight" else (s.hi - s.lo, nw)
             store = f"w:{s.ident}" if role == "weight" else f"b:{s.ident}"
             works.append(Work((Access(res.mover("s_g"), False, f"acc:{s.ident}", n, -1, off),
@@ -518,7 +506,3 @@ def program_words(d: Design, network: Network, layouts: Sequence[BoardLayout]) -
     program = compile_step(d, network, layouts, batch=batch, lr=2.0 ** -6)
     longest = max(len(words) for board in program.boards for words in board)
     return 1 << (2 * longest - 1).bit_length()
-
-
-__all__ = ["CONFIG", "WORD_BITS", "Access", "BoardLayout", "Mover", "Region", "Resource",
-           "TaskWork", "Work", "board_layouts", "constant_contents"]

@@ -1,15 +1,14 @@
-"""The ports and instances of a board top, as plain data the templates print, made from the
-module interfaces declared in `fpdeep.hwlib`.
-
-A board top is described by its ports and by instances with their parameters, configuration
-constants and connections. ``board.sv.j2`` prints that data and ``cluster_top.sv.j2`` repeats
-the same port list with a ``b<index>_`` prefix, so the two templates cannot disagree.
+"""The instances of a board top's engines, units and link framing, as plain data the
+templates print, made from the module interfaces declared in `fpdeep.hwlib`: each instance with
+its parameters, configuration constants and connections (`fpdeep.codegen.board` wires them to
+the sequencers and movers).
 
 Which modules serve each kind of unit, and how each of their configuration fields is driven,
 is one table, `UNIT_RTL`. Units with two directions (ReLU, pooling) hold both configurations
-as constants and pick one with the board input ``<unit>_bwd`` that the board controller sets;
-the SGD unit's learning-rate and batch constants are runtime inputs (the host writes them),
-because the learning rate is chosen when training starts, not when the boards are generated.
+as constants and pick one with the input ``<unit>_bwd`` that the unit's sequencer sets;
+the SGD unit's learning-rate and batch constants are runtime inputs (the host's program sets
+them), because the learning rate is chosen when training starts, not when the boards are
+generated.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from types import MappingProxyType
 
 from fpdeep.design.engine import ACC_BITS
 from fpdeep.design.lower import EngineDesign, SliceDesign
-from fpdeep.design.units import LinkModel, UnitDesign
+from fpdeep.design.units import UnitDesign
 from fpdeep.errors import FpdeepError
 from fpdeep.hwlib import (
     ADD,
@@ -37,21 +36,7 @@ from fpdeep.hwlib import (
     Module,
     compile_order,
 )
-from fpdeep.hwlib import Port as ModulePort
-from fpdeep.hwlib.signature import CLOCK, CONFIG, CONTROL
-
-
-@dataclass(frozen=True)
-class Port:
-    direction: str  # "input" or "output"
-    width: int
-    name: str
-    link: bool = False  # a link-side port: wired to a link model in the cluster top
-    role: str = CONTROL  # what the module port it comes from is for (fpdeep.hwlib.signature)
-
-
-def _board_port(port: ModulePort, name: str, *, link: bool = False) -> Port:
-    return Port(port.direction, port.width, name, link, port.role)
+from fpdeep.hwlib.signature import CLOCK, CONFIG
 
 
 @dataclass(frozen=True)
@@ -100,15 +85,6 @@ class Part:
         known = self.module.parameters()
         return self.module.parameters(**{k: v for k, v in given.items() if k in known})
 
-    def ports(self, prefix: str, params: Mapping[str, int]) -> list[Port]:
-        """The board ports of this instance: its runtime inputs, then its streams and controls."""
-        q = prefix + self.suffix
-        ports = self.module.ports(**params)
-        return ([_board_port(p, f"{q}_{self.inputs[p.name]}") for p in ports
-                 if p.name in self.inputs]
-                + [_board_port(p, f"{q}_{p.name}") for p in ports
-                   if p.role not in (CLOCK, CONFIG)])
-
     def instance(self, prefix: str, params: Mapping[str, int], comment: str, *,
                  forward: Mapping[str, int], backward: Mapping[str, int]) -> Instance:
         q = prefix + self.suffix
@@ -137,10 +113,6 @@ ENGINE_PART = Part(ENGINE, "", params=("TM", "TN", "XD", "WD", "YD", "RD", "BD",
 
 def _engine_parameters(e: EngineDesign, dw: int) -> dict[str, int]:
     return ENGINE_PART.parameters({**e.params.as_parameters(), "DW": dw, "ACCW": ACC_BITS})
-
-
-def engine_ports(e: EngineDesign, dw: int) -> list[Port]:
-    return ENGINE_PART.ports(e.ident, _engine_parameters(e, dw))
 
 
 def engine_instance(e: EngineDesign, s: SliceDesign, dw: int) -> Instance:
@@ -186,11 +158,6 @@ def _unit_parameters(part: Part, u: UnitDesign, dw: int, accw: int) -> dict[str,
     return part.parameters({"DW": dw, "ACCW": accw, **u.params})
 
 
-def unit_ports(u: UnitDesign, dw: int, accw: int) -> list[Port]:
-    return [port for part in unit_parts(u.kind)
-            for port in part.ports(u.ident, _unit_parameters(part, u, dw, accw))]
-
-
 def unit_instances(u: UnitDesign, dw: int, accw: int) -> list[Instance]:
     """The RTL instances of a unit, one per entry of `UNIT_RTL`."""
     return [part.instance(u.ident, _unit_parameters(part, u, dw, accw),
@@ -203,12 +170,11 @@ def unit_instances(u: UnitDesign, dw: int, accw: int) -> list[Instance]:
 SIDES = ("east", "west")
 #: One channel each way per neighbour.
 LINK_CHANNELS = 1
-#: The board streams of one neighbour, ``<side>_<name>``, each a stream of a framing module:
-#: the streams to send and received, then the link words that travel between boards (wired
-#: to a link model in the cluster top).
+#: The streams of one neighbour, ``<side>_<name>``, each a stream of a framing module: the
+#: streams to send and received, then the link words that travel between boards (behind the
+#: board top's link ports).
 LINK_STREAMS: Mapping[str, tuple[Module, str]] = MappingProxyType({
     "s": (LINK_TX, "s"), "m": (LINK_RX, "m"), "tx": (LINK_TX, "m"), "rx": (LINK_RX, "s")})
-LINK_WORDS = ("tx", "rx")
 LINK_FRAMING = ((LINK_TX, "tx", "link framing towards the {side}"),
                 (LINK_RX, "rx", "link framing from the {side}"))
 
@@ -221,17 +187,6 @@ def _renamed(port: str, stream: str, prefix: str) -> str:
 def link_word_bits(dw: int) -> int:
     """Width of a link word of fpdeep_link_tx with one channel: {channel, last, data}."""
     return LINK_TX.width("m_data", DW=dw, NCH=LINK_CHANNELS)
-
-
-def link_ports(side: str, dw: int) -> list[Port]:
-    """The board's ports for one neighbour: streams to send and received, and the link words."""
-    out = []
-    for name, (m, stream) in LINK_STREAMS.items():
-        mine = {s.name for s in m.stream(stream).signals()}
-        out += [_board_port(p, _renamed(p.name, stream, f"{side}_{name}"),
-                            link=name in LINK_WORDS)
-                for p in m.ports(DW=dw, NCH=LINK_CHANNELS) if p.name in mine]
-    return out
 
 
 def link_instances(side: str, dw: int) -> list[Instance]:
@@ -247,31 +202,6 @@ def link_instances(side: str, dw: int) -> list[Instance]:
 
 #: Words the simulation link model buffers: more than any link's latency times its rate.
 LINK_MODEL_DEPTH = 256
-
-
-def link_model_instances(links: tuple[LinkModel, ...], dw: int) -> list[Instance]:
-    """The simulation link models of the cluster top: each link, both directions."""
-    word = link_word_bits(dw)
-    ports = LINK_MODEL.ports(W=word, DEPTH=LINK_MODEL_DEPTH)
-    out = []
-    for lk in links:
-        values = {"cfg_latency": lk.latency, "cfg_num": lk.num, "cfg_den": lk.den}
-        for src, side, dst, other in ((lk.west, "east", lk.west + 1, "west"),
-                                      (lk.west + 1, "west", lk.west, "east")):
-            q = f"link_{src}_{dst}"
-            wires = {"s": f"b{src}_{side}_tx", "m": f"b{dst}_{other}_rx"}
-            consts = tuple((f"{q}_{p.name}".upper(), p.width, literal(values[p.name], p.width))
-                           for p in ports if p.role == CONFIG)
-            conns = [(p.name, p.name) for p in ports if p.role == CLOCK]
-            conns += [(p.name, f"{q}_{p.name}".upper()) for p in ports if p.role == CONFIG]
-            conns += [(s.name, _renamed(s.name, stream.name, wires[stream.name]))
-                      for stream in LINK_MODEL.streams for s in stream.signals()]
-            comment = (f"link board {src} -> board {dst}: {lk.num} word(s) per {lk.den} "
-                       f"cycle(s), {lk.latency} cycles latency")
-            out.append(Instance(LINK_MODEL.name, f"u_{q}", comment,
-                                (("W", word), ("DEPTH", LINK_MODEL_DEPTH)), consts,
-                                tuple(conns)))
-    return out
 
 
 #: The modules every board top has besides its engines, units and link framing.

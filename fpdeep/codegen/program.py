@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from fpdeep.codegen.layout import BoardLayout, Resource, TaskWork, Work
+from fpdeep.codegen.layout import BoardLayout, Resource, TaskWork, Work, board_layouts
 from fpdeep.design.lower import Design
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import sgd
@@ -163,23 +163,20 @@ def instruction_cycles(d: Design, network: Network,
     """The cycles each task's sequencer spends fetching instructions (one per word: its
     waits, configuration, mover commands and GOs), for `fpdeep.schedule.tasks.durations`;
     a link counts its sending side (the receiving side is armed ahead)."""
-    from fpdeep.codegen.layout import board_layouts
     boards = list(layouts) if layouts is not None else board_layouts(d, network, batch=1)
     rules = TaskWork(d, network)
 
     def setup(tasks: Sequence[Task]) -> list[int]:
-        resource = {}
-        for k, t in enumerate(tasks):
-            resource[k] = t.resource
         out = []
         for t in tasks:
             own = boards[t.board]
-            waits = {resource[dep] for dep in t.deps} - {t.resource}
+            waits = {tasks[dep].resource for dep in t.deps} - {t.resource}
             # a wait on another board's task is a wait on this board's side of its link
             words = len(waits)
             for work in rules.work(t, t.board, own):
-                words += len(work.cfg) + len(work.accesses) + 1
-                words += sum(3 for name, _ in work.cfg if name == "sgd")
+                # an SGD pass sets each of the unit's runtime constants
+                words += sum(len(SGD.config) if name == "sgd" else 1 for name, _ in work.cfg)
+                words += len(work.accesses) + 1
             out.append(words)
         return out
 

@@ -13,7 +13,7 @@ import json
 import math
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,7 +31,7 @@ from fpdeep.numerics import Numerics
 from fpdeep.ops import spec, stored_transposed, trainable_refs
 from fpdeep.planning.planner import Plan
 from fpdeep.progress import Bar, Progress
-from fpdeep.schedule.tasks import schedule
+from fpdeep.schedule.tasks import Task, schedule, task_cycles
 
 if TYPE_CHECKING:
     from fpdeep.flow import RunConfig
@@ -277,8 +277,8 @@ def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None
     figures = design_figures(design, network)  # the planner's figures, as in plan.json
     # the model of this step: the task graph's timeline at this batch, every task costed as
     # its sequencer runs it (the planner's (B - 1) II + first image is its closed form)
-    modelled = schedule(design, network, batch=batch).cycles(
-        design.links, setup=instruction_cycles(design, network))
+    step = schedule(design, network, batch=batch)
+    modelled = step.cycles(design.links, setup=instruction_cycles(design, network))
     cycles = [s["cycles"] for s in tb["steps"]]
     mean = sum(cycles) / len(cycles)
     result = {
@@ -296,7 +296,7 @@ def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None
         "planner_bottleneck": figures.bottleneck,
         "planner_formula_cycles": figures.batch_cycles(batch),
         "ideal_pipeline_cycles": build.plan.ideal_batch_cycles(batch),
-        "resources": _resource_figures(design, network, batch, tb["steps"][0]["boards"]),
+        "resources": _resource_figures(design, step.tasks, tb["steps"][0]["boards"]),
         "cycles_per_s": tb.get("cycles_per_s"),
         # while the boards train (the host polls STATUS): configuration and read-back apart
         "step_cycles_per_s": round(sum(cycles) / max(sum(s["wall_s"] for s in tb["steps"]),
@@ -332,14 +332,12 @@ def _dump_weights(path: str | Path, network: Network, record: Mapping[str, np.nd
     write_file(path, buffer.getvalue())
 
 
-def _resource_figures(design: Design, network: Network, batch: int,
+def _resource_figures(design: Design, tasks: Sequence[Task],
                       boards: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per engine, unit and link direction of every board, from its CSR counters in the
     first step: the cycles it ran and waited, and what the model gives it to run."""
-    from fpdeep.schedule.tasks import task_cycles
-
     modelled: dict[str, int] = {}
-    for task in schedule(design, network, batch=batch).tasks:
+    for task in tasks:
         modelled[task.resource] = modelled.get(task.resource, 0) + task_cycles(
             task, links=design.links)
     out = []
