@@ -13,9 +13,18 @@ from pathlib import Path
 
 import fpdeep
 from fpdeep import flow
+from fpdeep.datasets import DATASETS
 from fpdeep.errors import FpdeepError, FpdeepWarning
 from fpdeep.files import write_file
-from fpdeep.flow import DEFAULT_RUN_BATCH, SIMULATORS, BuildConfig, RunConfig, defaults
+from fpdeep.flow import (
+    DEFAULT_RUN_BATCH,
+    HOSTS,
+    SIMULATORS,
+    BuildConfig,
+    InferConfig,
+    RunConfig,
+    defaults,
+)
 from fpdeep.ops.batchnorm import BN_MODES
 from fpdeep.planning.cluster import MAX_BOARDS
 from fpdeep.progress import Progress
@@ -219,12 +228,23 @@ def _sim_arguments(parser: argparse.ArgumentParser) -> None:
                         "to simulate)")
     parser.add_argument("--max-cycles", type=int, default=d["max_cycles"],
                         help="cycle limit per step; a run beyond it stops naming the stream")
+    _host_arguments(parser, "step")
+
+
+def _host_arguments(parser: argparse.ArgumentParser, run: str) -> None:
+    parser.add_argument("--host", choices=HOSTS,
+                        help="who drives the boards: native (a C++ host compiled with the "
+                        "Verilated cluster, no Python in the loop; needs a C++ compiler) or "
+                        f"cocotb (the Python testbench); default: native for more than one "
+                        f"{run} on Verilator, else cocotb")
+    parser.add_argument("--threads", type=int, default=defaults(RunConfig)["threads"],
+                        help="Verilator threads of the native host's model (default 1)")
 
 
 def _sim(args: argparse.Namespace) -> int:
     config = RunConfig(batch=args.batch, steps=args.steps, lr=args.lr, seed=args.seed,
                        simulator=args.simulator, max_cycles=args.max_cycles, data=args.data,
-                       dump_weights=args.dump_weights)
+                       dump_weights=args.dump_weights, host=args.host, threads=args.threads)
     result = flow.simulate(args.dir, config, progress=Progress())
     verdict = "bit-exact with the golden model" if result["match"] else "MISMATCH"
     print(f"{result['steps']} step(s) of batch {result['batch']}: {verdict}; "
@@ -233,6 +253,39 @@ def _sim(args: argparse.Namespace) -> int:
     for line in result["mismatches"][:20]:
         print(f"  {line}")
     print(f"wrote {Path(args.dir) / 'sim' / 'result.json'}")
+    return 0 if result["match"] else 1
+
+
+def _infer_arguments(parser: argparse.ArgumentParser) -> None:
+    d = defaults(InferConfig)
+    parser.add_argument("dir", help="a folder written by `fpdeep build`")
+    parser.add_argument("--data", required=True, metavar="NPZ|NAME",
+                        help="the images: an .npz with x float32 (N,C,H,W) and y integer labels "
+                        f"(N,), or a data set's test part: {', '.join(DATASETS)}")
+    parser.add_argument("--weights", metavar="NPZ",
+                        help="float weights by initializer name (as `fpdeep sim "
+                        "--dump-weights` writes them); default: the model's")
+    parser.add_argument("--predictions", metavar="NPZ",
+                        help="where the predictions go (default DIR/infer/predictions.npz)")
+    parser.add_argument("--simulator", choices=SIMULATORS, default=d["simulator"],
+                        help="Verilator (default) or Icarus Verilog (with --host cocotb)")
+    parser.add_argument("--max-cycles", type=int, default=d["max_cycles"],
+                        help="cycle limit per forward pass")
+    _host_arguments(parser, "pass")
+
+
+def _infer(args: argparse.Namespace) -> int:
+    config = InferConfig(data=args.data, weights=args.weights, predictions=args.predictions,
+                         simulator=args.simulator, host=args.host, threads=args.threads,
+                         max_cycles=args.max_cycles)
+    result = flow.infer(args.dir, config, progress=Progress())
+    verdict = "bit-exact with the golden forward pass" if result["match"] else "MISMATCH"
+    print(f"{result['images']} image(s) in {result['passes']} pass(es) of {result['batch']}: "
+          f"{verdict}; accuracy {result['accuracy']:.2%} (golden model "
+          f"{result['golden_accuracy']:.2%}); {result['cycles_per_s']:,} cycles/s")
+    for line in result["mismatches"]:
+        print(f"  {line}")
+    print(f"wrote {result['predictions']} and {Path(args.dir) / 'infer' / 'result.json'}")
     return 0 if result["match"] else 1
 
 
@@ -310,6 +363,17 @@ COMMANDS: dict[str, Command] = {
         ),
         add_arguments=_sim_arguments,
         run=_sim,
+    ),
+    "infer": Command(
+        help="run the forward-only program on the simulated boards and measure accuracy",
+        description=(
+            "Run the boards' forward-only program (CSR mode 1) over a data set on the "
+            "simulated cluster, in passes of the planned batch; check every logit bit for bit "
+            "against the golden forward pass, print the hardware's accuracy and write the "
+            "predictions and DIR/infer/result.json. Exits 1 on a mismatch."
+        ),
+        add_arguments=_infer_arguments,
+        run=_infer,
     ),
     "report": Command(
         help="the plan's figures beside the simulation's measured ones",

@@ -42,6 +42,9 @@ if TYPE_CHECKING:
     from fpdeep.schedule.tasks import PipelineFigures
 
 SIMULATORS = ("verilator", "icarus")
+#: Who drives the boards: the cocotb testbench, or the host program compiled with the
+#: Verilated cluster (Verilator only).
+HOSTS = ("native", "cocotb")
 DEFAULT_MAX_CYCLES = 2_000_000
 #: Images per simulated step when the batch is random (no --data).
 DEFAULT_RUN_BATCH = 4
@@ -92,6 +95,31 @@ class BuildConfig:
             util_cap=self.util_cap, pipelining=self.pipelining, pixel_lanes=self.pixel_lanes)
 
 
+def check_host(host: str | None, simulator: str, threads: int) -> None:
+    """FpdeepError for a host that is not known, or cannot run on ``simulator`` or with
+    ``threads`` Verilator threads."""
+    if simulator not in SIMULATORS:
+        raise FpdeepError(f"--simulator {simulator!r} is not known; "
+                          f"valid: {', '.join(SIMULATORS)}")
+    if host is not None and host not in HOSTS:
+        raise FpdeepError(f"--host {host!r} is not known; valid: {', '.join(HOSTS)}")
+    if host == "native" and simulator != "verilator":
+        raise FpdeepError(f"--host native runs only on Verilator, not --simulator "
+                          f"{simulator}; use --host cocotb with {simulator}")
+    require_positive_int("--threads", threads)
+    if threads > 1 and (host == "cocotb" or simulator != "verilator"):
+        raise FpdeepError(f"--threads {threads} applies to the native host only (Verilator); "
+                          "give --host native or drop --threads")
+
+
+def pick_host(host: str | None, simulator: str, threads: int, *, runs: int) -> str:
+    """``host``, else native where it is faster: for more than one run (step or pass) on
+    Verilator, or with Verilator threads; else cocotb."""
+    if host is not None:
+        return host
+    return "native" if simulator == "verilator" and (runs > 1 or threads > 1) else "cocotb"
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """How to run a built design: the batch, the steps, the optimiser and the simulator."""
@@ -104,6 +132,8 @@ class RunConfig:
     max_cycles: int = DEFAULT_MAX_CYCLES
     data: str | Path | None = None  # npz with x (B, C, H, W) float32 and y (B,) int
     dump_weights: str | Path | None = None
+    host: str | None = None  # None: native for more than one step on Verilator, else cocotb
+    threads: int = 1  # Verilator threads of the native host's model
 
     def __post_init__(self) -> None:
         if self.batch is not None:
@@ -115,14 +145,37 @@ class RunConfig:
         require_positive_int("--max-cycles", self.max_cycles)
         require_non_negative_int("--seed", self.seed)
         require_positive_number("--lr", self.lr)
-        if self.simulator not in SIMULATORS:
-            raise FpdeepError(f"--simulator {self.simulator!r} is not known; "
-                              f"valid: {', '.join(SIMULATORS)}")
+        check_host(self.host, self.simulator, self.threads)
+
+    @property
+    def host_name(self) -> str:
+        """The host that runs (`pick_host` for this many steps)."""
+        return pick_host(self.host, self.simulator, self.threads, runs=self.steps)
 
     @property
     def random_batch(self) -> int:
         """Images per step when the batch is drawn at random."""
         return DEFAULT_RUN_BATCH if self.batch is None else self.batch
+
+
+@dataclass(frozen=True)
+class InferConfig:
+    """How to run the forward-only program on a built design (``fpdeep infer``)."""
+
+    data: str | Path  # a data set name (`fpdeep.datasets`: its test part) or an npz as --data
+    weights: str | Path | None = None  # npz of float weights by initializer; None: the model's
+    predictions: str | Path | None = None  # None: DIR/infer/predictions.npz
+    simulator: str = "verilator"
+    host: str | None = None  # None: native for more than one pass on Verilator, else cocotb
+    threads: int = 1
+    max_cycles: int = DEFAULT_MAX_CYCLES
+
+    def __post_init__(self) -> None:
+        require_positive_int("--max-cycles", self.max_cycles)
+        check_host(self.host, self.simulator, self.threads)
+
+    def host_for(self, passes: int) -> str:
+        return pick_host(self.host, self.simulator, self.threads, runs=passes)
 
 
 def defaults(config: type) -> dict[str, Any]:
@@ -250,6 +303,15 @@ def simulate(folder: str | Path, config: RunConfig, *,
     from fpdeep.cosim.run import simulate as run_steps
 
     return run_steps(folder, config, progress=progress or Progress.quiet())
+
+
+def infer(folder: str | Path, config: InferConfig, *,
+          progress: Progress | None = None) -> dict[str, Any]:
+    """The forward-only program on the build in ``folder`` over ``config.data``; the
+    DIR/infer/result.json data."""
+    from fpdeep.cosim.infer import infer_on_boards
+
+    return infer_on_boards(folder, config, progress=progress or Progress.quiet())
 
 
 def report(folder: str | Path) -> str:

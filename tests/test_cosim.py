@@ -80,6 +80,38 @@ def test_one_board_two_steps_bit_exact(one_board, tmp_path):
             assert np.array_equal(got[name].astype(np.float64), w[name]), name
 
 
+@pytest.mark.xdist_group("digits1")
+def test_native_and_cocotb_hosts_read_back_the_same_words(one_board):
+    """The same session on both hosts: bit-exact with the golden model, and every packet's
+    answer and register read identical, the boards' cycle counters included."""
+    from fpdeep.cosim.script import read_outputs, read_script
+
+    run = one_board / "sim" / "run"
+    seen = {}
+    for host in ("cocotb", "native"):
+        result = simulate(one_board, RunConfig(batch=2, steps=2, host=host))
+        _check(result, one_board)
+        assert result["host"] == host and result["cycles_per_s"] > 0
+        ops = read_script(run / "script.bin").ops
+        outputs = read_outputs(run / "outputs.bin")
+        assert outputs.failed is None
+        answers = outputs.answers
+        # up to the failure section, which runs only after a failed step; of a POLL its last
+        # value and outcome (when it ended is the host's own timing)
+        end = next(k for k, op in enumerate(ops) if op.name == "FAIL")
+        seen[host] = (result["cycles"], [
+            (op.name, answers[k][:2] if op.name == "POLL" else answers[k])
+            for k, op in enumerate(ops[:end]) if op.name in ("EXCHANGE", "CSR_READ", "POLL")])
+    assert seen["native"][0] == seen["cocotb"][0]
+    assert len(seen["native"][1]) == len(seen["cocotb"][1]) > 100
+    for k, (native, cocotb) in enumerate(zip(seen["native"][1], seen["cocotb"][1], strict=True)):
+        assert native == cocotb, f"operation {k}: {native} != {cocotb}"
+    # the native model is built once per content: a second run starts from the cache
+    builds = list((one_board / "sim" / "native").iterdir())
+    simulate(one_board, RunConfig(batch=2, steps=2, host="native"))
+    assert list((one_board / "sim" / "native").iterdir()) == builds
+
+
 @pytest.mark.parametrize("case", ["fpdeep-2", "cuts-3"])
 def test_digits_on_several_boards_bit_exact(case, tmp_path):
     # the 2-board case trains with MSE (the loss unit's other mode), the others with softmax CE

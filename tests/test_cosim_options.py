@@ -137,12 +137,14 @@ def built(tmp_path):
 
 def _no_simulator(monkeypatch):
     """Any attempt to run the simulator fails the test: the input must be refused first."""
+    import fpdeep.cosim.native
     import fpdeep.cosim.simulator
 
-    def refuse(**_kw):
+    def refuse(*_a, **_kw):
         raise AssertionError("the simulator ran")
 
     monkeypatch.setattr(fpdeep.cosim.simulator, "run_cocotb", refuse)
+    monkeypatch.setattr(fpdeep.cosim.native, "build_native", refuse)
 
 
 def test_batch_and_data_exclude_each_other(built, tmp_path, capsys, monkeypatch):
@@ -203,3 +205,70 @@ def test_a_failed_sim_leaves_no_stale_result(built, capsys, monkeypatch):
     assert not (built / "sim" / "result.json").exists()
     assert main(["report", str(built)]) == 0
     assert "not simulated yet" in capsys.readouterr().out
+
+
+# --- the host: native (compiled with the Verilated cluster) or cocotb
+
+@pytest.mark.parametrize(("steps", "simulator", "host"), [
+    (1, "verilator", "cocotb"), (2, "verilator", "native"), (5, "icarus", "cocotb")])
+def test_default_host_is_native_for_several_steps_on_verilator(steps, simulator, host):
+    assert RunConfig(steps=steps, simulator=simulator).host_name == host
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"host": "native", "simulator": "icarus"},
+     "--host native runs only on Verilator, not --simulator icarus; use --host cocotb"),
+    ({"host": "python"}, "--host 'python' is not known; valid: native, cocotb"),
+    ({"threads": 0}, "--threads must be a positive integer"),
+    ({"threads": 2, "host": "cocotb"}, "--threads 2 applies to the native host only"),
+])
+def test_host_options_are_validated(fields, message):
+    with pytest.raises(FpdeepError, match=message):
+        RunConfig(**fields)
+
+
+def test_native_on_icarus_is_refused_with_exit_2(built, capsys, monkeypatch):
+    _no_simulator(monkeypatch)
+    assert main(["sim", str(built), "--host", "native", "--simulator", "icarus"]) == 2
+    assert "--host native runs only on Verilator" in capsys.readouterr().err
+
+
+def test_a_missing_compiler_is_named_with_exit_2(built, capsys, monkeypatch):
+    import fpdeep.cosim.simulator
+
+    def refuse(*_a, **_kw):
+        raise AssertionError("the simulator ran")
+
+    monkeypatch.setattr(fpdeep.cosim.simulator, "run_cocotb", refuse)
+    monkeypatch.setenv("CXX", "no-such-c++")
+    assert main(["sim", str(built), "--host", "native"]) == 2
+    err = capsys.readouterr().err
+    assert "the native host needs a C++ compiler and 'no-such-c++' was not found" in err
+    assert "--host cocotb" in err and "Traceback" not in err
+    assert not (built / "sim" / "native").exists()
+
+
+def test_native_port_bindings_name_the_cluster_tops_host_ports(tmp_path):
+    import re
+
+    from fpdeep.cosim.native import ports_header
+
+    out = tmp_path / "b2"
+    assert main(["build", str(DIGITS), "--board", "zcu102", "--boards", "2", "-o",
+                 str(out)]) == 0
+    top = (out / "sim" / "cluster_top.sv").read_text()
+    widths = {name: int(msb) + 1 if msb else 1 for msb, name in
+              re.findall(r"^\s*(?:input|output)\s+(?:wire\s+)?logic\s*(?:\[(\d+):0\])?\s*"
+                         r"(\w+),?$", top, re.M)}
+    text = ports_header(load_build(out).design)
+    fields = re.findall(r"^    (\w+)\* (\w+);$", text, re.M)
+    bound = re.findall(r"boards.push_back\(BoardPorts\{(.*)\}\);", text)
+    assert len(bound) == 2
+    limits = {"CData": 8, "SData": 16, "IData": 32, "QData": 64}
+    for board, line in enumerate(bound):
+        names = re.findall(r"&t->(\w+)", line)
+        # every host stream and CSR port of the board, and nothing of its links
+        assert sorted(names) == sorted(n for n in widths if re.match(
+            rf"b{board}_(s_axis_host|m_axis_host|s_axil)_", n))
+        for (ctype, _), name in zip(fields, names, strict=True):
+            assert limits[ctype] >= widths[name] > limits[ctype] // 2 or ctype == "CData"

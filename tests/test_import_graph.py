@@ -20,6 +20,7 @@ STAGES = (
     ("ops",),
     ("golden.step",),
     ("frontend",),
+    ("datasets",),  # named data sets (--data digits), checked against the IR
     ("analysis",),
     ("planning",),
     ("hwlib",),

@@ -54,6 +54,6 @@ def test_wheel_contents(tmp_path):
     # of the hardware blocks stay in tests/hw/, beside their runners
     assert "fpdeep/_data/hw/engine/fpdeep_engine.sv" in names
     shipped_sim = sorted(n.rsplit("/", 1)[1] for n in names if n.startswith("fpdeep/_data/sim/"))
-    assert "tb_cluster.py" in shipped_sim
+    assert "tb_cluster.py" in shipped_sim and "native_host.cpp" in shipped_sim
     assert [n for n in shipped_sim if n.startswith("tb_") and n != "tb_cluster.py"] == []
     assert not [n for n in names if n.startswith("tests/") or "/tests/" in n]

@@ -1,8 +1,10 @@
 """`fpdeep sim`: run training steps on a build folder's cluster top and check them bit for bit.
 
-The cluster top is built once per folder (cached under ``DIR/sim/build``); the testbench
-(`sim/tb_cluster.py`) runs the steps and records every tensor the boards produce; this module
-runs the golden model step by step on the same batch and weights, compares, and writes
+The host session (`fpdeep.cosim.session`) is compiled into a script that a host runs on the
+cluster top: the cocotb testbench (`sim/tb_cluster.py`, its build cached under
+``DIR/sim/build``) or the native host (`fpdeep.cosim.native`, cached under ``DIR/sim/native``).
+What the host recorded is decoded into every tensor the boards produced; this module runs the
+golden model step by step on the same batch and weights, compares, and writes
 ``DIR/sim/result.json``.
 """
 
@@ -11,7 +13,6 @@ from __future__ import annotations
 import io
 import json
 import math
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fpdeep.codegen.program import design_figures, instruction_cycles
+from fpdeep.cosim.hosts import run_session
+from fpdeep.cosim.session import build_session
 from fpdeep.design.lower import BuildInfo, Design, read_design_document
 from fpdeep.errors import FpdeepError
 from fpdeep.files import check_writable_file, read_json, write_file
@@ -30,7 +33,7 @@ from fpdeep.ir import Network
 from fpdeep.numerics import Numerics
 from fpdeep.ops import spec, stored_transposed, trainable_refs
 from fpdeep.planning.planner import Plan
-from fpdeep.progress import Bar, Progress
+from fpdeep.progress import Progress
 from fpdeep.schedule.tasks import Task, schedule, task_cycles
 
 if TYPE_CHECKING:
@@ -197,27 +200,14 @@ def compare(network: Network, record: Mapping[str, np.ndarray], weights: dict[st
     return mismatches, losses
 
 
-def _follow(path: Path, stop: threading.Event, bar: Bar) -> None:
-    """Show the testbench's progress file on ``bar`` until ``stop`` is set."""
-    while not stop.wait(0.5):
-        try:
-            p = json.loads(path.read_text())
-        except (OSError, ValueError):
-            bar.update(0, "building the simulator")  # no step has started yet
-            continue
-        bar.total = p["steps"] * p["tasks"]
-        bar.update(p["step"] * p["tasks"] + p["task"], f"step {p['step'] + 1} of {p['steps']}")
-
-
 def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None = None,
              host_checks: Mapping[str, bool] | None = None) -> dict[str, Any]:
     """Run ``config.steps`` training steps on the build in ``folder``; write and return
     ``DIR/sim/result.json``. Raises FpdeepError when the simulation stalls or cannot run.
     ``host_checks`` switch on the host's own checks before training: ``faults`` (bad packets
     and a step before loading, each answered with its error code) and ``deadlock`` (a program
-    that can never finish, reported by the stalled resource)."""
-    from fpdeep.cosim.simulator import run_cocotb
-
+    that can never finish, reported by the stalled resource) and ``infer`` (a forward-only
+    pass after the steps)."""
     say = progress or Progress.quiet()
     root = Path(folder).resolve()
     build = load_build(root)
@@ -227,49 +217,15 @@ def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None
     x, y = make_batch(network, batch=config.random_batch, seed=config.seed, data=config.data)
     batch = len(y)
     weights = initial_weights(network, seed=config.seed)
+    session = build_session(build, x=x, y=y, weights=weights, steps=config.steps,
+                            lr=config.lr, max_cycles=config.max_cycles, checks=host_checks)
     # The old result describes another run: it goes before anything can fail or be stopped.
     (root / "sim" / RESULT_FILE).unlink(missing_ok=True)
-    work = root / "sim" / "run"
-    work.mkdir(parents=True, exist_ok=True)
-    inputs = work / "inputs.npz"
-    np.savez(inputs, x=x, y=y, **{f"w:{k}": v for k, v in weights.items()})
-    for stale in ("record.npz", "tb.json", "progress.json"):
-        (work / stale).unlink(missing_ok=True)
-    sources = [root / "sim" / line.strip() for line in
-               (root / "sim" / "files.f").read_text().splitlines()
-               if line.strip() and not line.startswith("#")]
-    args = {"dir": str(root), "inputs": str(inputs), "steps": config.steps, "lr": config.lr,
-            "max_cycles": config.max_cycles, "record": str(work / "record.npz"),
-            "out": str(work / "tb.json"), "progress": str(work / "progress.json"),
-            **dict(host_checks or {})}
-    say.step(f"building cluster_top with {config.simulator}",
-             f"(cached in {root / 'sim' / 'build'})")
     started = time.monotonic()
-    error = None
-    with say.bar("simulating", config.steps) as bar:
-        stop = threading.Event()
-        follower = threading.Thread(target=_follow, args=(work / "progress.json", stop, bar),
-                                    daemon=True)
-        follower.start()
-        try:
-            run_cocotb(toplevel="cluster_top", sources=sources, test_module="tb_cluster",
-                       build_root=root / "sim" / "build", test_dir=work, tb_args=args,
-                       simulator=config.simulator, top_ports_only=True)
-        except FpdeepError as exc:
-            error = exc
-        finally:
-            stop.set()
-            follower.join()
-    tb = json.loads((work / "tb.json").read_text()) if (work / "tb.json").is_file() else None
-    if tb is not None and tb.get("error"):
-        raise FpdeepError(f"simulation of {root.name} stopped: {tb['error']}")
-    if error is not None:
-        raise error
-    if tb is None:
-        raise FpdeepError(f"the simulation of {root.name} wrote no results; see "
-                          f"{work / 'sim.log'}")
-    with np.load(work / "record.npz") as f:
-        record = {k: f[k] for k in f.files}
+    tb, record = run_session(build, session, root / "sim" / "run", host=config.host_name,
+                             simulator=config.simulator, threads=config.threads,
+                             max_cycles=config.max_cycles, progress=say,
+                             bar=("simulating", config.steps))
     say.step("comparing with the golden model")
     mismatches, losses = compare(network, record, weights, x, y, steps=config.steps,
                                  lr=config.lr, loss=design.loss, numerics=design.numerics)
@@ -306,6 +262,9 @@ def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None
         "rtl": RTL_PARTS,
         "testbench": TESTBENCH_PARTS,
         "simulator": config.simulator,
+        "host": config.host_name,
+        "threads": config.threads,
+        "simulated_cycles": tb["cycles_total"],
         "wall_s": round(time.monotonic() - started, 1),
     }
     if config.dump_weights is not None:

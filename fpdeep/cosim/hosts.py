@@ -1,0 +1,101 @@
+"""Running a compiled host session on a build's cluster top with either host, and reading
+back what it recorded: the cocotb testbench (sim/tb_cluster.py, its build cached under
+``DIR/sim/build``) or the native host (`fpdeep.cosim.native`, cached under ``DIR/sim/native``).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fpdeep.errors import FpdeepError
+from fpdeep.progress import Bar, Progress
+
+from .script import read_outputs, write_script
+from .session import Session, decode
+
+if TYPE_CHECKING:
+    from .run import Build
+
+# in the work folder: the session compiled for the host, what it recorded, its progress
+SCRIPT_FILE = "script.bin"
+OUTPUTS_FILE = "outputs.bin"
+PROGRESS_FILE = "progress.json"
+
+
+def _follow(path: Path, stop: threading.Event, bar: Bar) -> None:
+    """Show the host's progress file on ``bar`` until ``stop`` is set."""
+    while not stop.wait(0.5):
+        try:
+            p = json.loads(path.read_text())
+        except (OSError, ValueError):
+            bar.update(0, "building the simulator")  # no step has started yet
+            continue
+        bar.total = p["steps"] * p["tasks"]
+        bar.update(p["step"] * p["tasks"] + p["task"], f"step {p['step'] + 1} of {p['steps']}")
+
+
+def cluster_sources(root: Path) -> list[Path]:
+    """The cluster top's sources in compile order, as the build's sim/files.f lists them."""
+    return [root / "sim" / line.strip() for line in
+            (root / "sim" / "files.f").read_text().splitlines()
+            if line.strip() and not line.startswith("#")]
+
+
+def run_session(build: Build, session: Session, work: Path, *, host: str, simulator: str,
+                threads: int, max_cycles: int, progress: Progress,
+                bar: tuple[str, int]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Run ``session`` with ``host`` in folder ``work``: (the host's figures, every traced
+    tensor), decoded by `fpdeep.cosim.session.decode`. Raises FpdeepError when the host cannot
+    run or a packet or step failed. ``bar``: the progress bar's label and length."""
+    from fpdeep.cosim import native
+    from fpdeep.cosim import simulator as sim
+
+    root = build.root
+    work.mkdir(parents=True, exist_ok=True)
+    for stale in (OUTPUTS_FILE, PROGRESS_FILE):
+        (work / stale).unlink(missing_ok=True)
+    write_script(work / SCRIPT_FILE, session.script())
+    sources = cluster_sources(root)
+    if host == "native":
+        progress.step("building cluster_top with its native host",
+                      f"(cached in {root / 'sim' / 'native'})")
+        exe = native.build_native(root, build.design, sources, threads=threads)
+    else:
+        progress.step(f"building cluster_top with {simulator}",
+                      f"(cached in {root / 'sim' / 'build'})")
+    error = None
+    with progress.bar(*bar) as shown:
+        stop = threading.Event()
+        follower = threading.Thread(target=_follow, args=(work / PROGRESS_FILE, stop, shown),
+                                    daemon=True)
+        follower.start()
+        try:
+            if host == "native":
+                native.run_native(exe, work / SCRIPT_FILE, work / OUTPUTS_FILE,
+                                  work / PROGRESS_FILE, work / "native.log")
+            else:
+                args = {"script": str(work / SCRIPT_FILE), "outputs": str(work / OUTPUTS_FILE),
+                        "progress": str(work / PROGRESS_FILE)}
+                sim.run_cocotb(toplevel="cluster_top", sources=sources,
+                               test_module="tb_cluster", build_root=root / "sim" / "build",
+                               test_dir=work, tb_args=args, simulator=simulator,
+                               top_ports_only=True)
+        except FpdeepError as exc:
+            error = exc
+        finally:
+            stop.set()
+            follower.join()
+    if error is not None:
+        raise error
+    if not (work / OUTPUTS_FILE).is_file():
+        raise FpdeepError(f"the simulation of {root.name} wrote no results; see "
+                          f"{work / ('native.log' if host == 'native' else 'sim.log')}")
+    figures, record = decode(session, read_outputs(work / OUTPUTS_FILE), max_cycles=max_cycles)
+    if figures["error"]:
+        raise FpdeepError(f"simulation of {root.name} stopped: {figures['error']}")
+    return figures, record

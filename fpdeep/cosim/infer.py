@@ -1,0 +1,131 @@
+"""`fpdeep infer`: the boards' forward-only program (CSR mode 1) over a data set, checked bit
+for bit against the golden forward pass; accuracy from the hardware's own logits.
+
+The images go through in passes of the planned batch (the store's image slots); the last pass
+is filled up with zero images, whose logits are dropped. Writes ``DIR/infer/result.json`` and
+the predictions (``DIR/infer/predictions.npz``: ``pred``, ``logits``, ``y``).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fpdeep.datasets import DATASETS, is_dataset, load_dataset
+from fpdeep.errors import FpdeepError
+from fpdeep.files import check_writable_file, write_file
+from fpdeep.golden import infer
+from fpdeep.golden.step import StepContext, logits_tensor
+from fpdeep.ir import Network
+from fpdeep.ops import trainable_refs
+from fpdeep.progress import Progress
+
+from .hosts import run_session
+from .run import initial_weights, load_build, make_batch
+from .session import build_inference_session
+
+if TYPE_CHECKING:
+    from fpdeep.flow import InferConfig
+
+RESULT_FILE = "result.json"
+PREDICTIONS_FILE = "predictions.npz"
+
+
+def load_weights(path: str | Path, network: Network) -> dict[str, np.ndarray]:
+    """Float weights by initializer name from ``path`` (as `fpdeep sim --dump-weights` writes
+    them), every trainable parameter of the model present with its shape."""
+    where = f"--weights {str(path)!r}"
+    try:
+        with np.load(path) as f:
+            given = {k: np.asarray(f[k]) for k in f.files}
+    except (OSError, ValueError) as exc:
+        raise FpdeepError(f"{where}: cannot read it as .npz ({exc})") from exc
+    out = {}
+    for layer in network.compute_layers:
+        for ref in trainable_refs(layer):
+            if ref.name not in given:
+                raise FpdeepError(f"{where}: no array {ref.name!r}; it must hold every "
+                                  f"trainable parameter of the model by initializer name")
+            value = given[ref.name]
+            if tuple(value.shape) != tuple(ref.shape):
+                raise FpdeepError(f"{where}: {ref.name} is {tuple(value.shape)}, the model's "
+                                  f"is {tuple(ref.shape)}")
+            if not np.issubdtype(value.dtype, np.number) or not np.all(np.isfinite(value)):
+                raise FpdeepError(f"{where}: {ref.name} must hold finite numbers")
+            out[ref.name] = value.astype(np.float64)
+    return out
+
+
+def infer_on_boards(folder: str | Path, config: InferConfig, *,
+                    progress: Progress) -> dict[str, Any]:
+    """Run the forward-only program over ``config.data``; write and return the result."""
+    root = Path(folder).resolve()
+    build = load_build(root)
+    design, network = build.design, build.network
+    out_file = Path(config.predictions) if config.predictions is not None else \
+        root / "infer" / PREDICTIONS_FILE
+    if config.predictions is not None:
+        check_writable_file(out_file, "--predictions")
+    data = str(config.data)
+    if not is_dataset(data) and not Path(data).is_file():
+        raise FpdeepError(f"--data {data!r} is neither a file nor a known data set; data "
+                          f"sets: {', '.join(DATASETS)}")
+    x, y = (load_dataset(data, network, part="test") if is_dataset(data)
+            else make_batch(network, batch=1, seed=0, data=config.data))
+    weights = (load_weights(config.weights, network) if config.weights is not None
+               else initial_weights(network, seed=0))
+    batch = build.plan.totals.batch
+    passes = math.ceil(len(x) / batch)
+    padded = np.zeros((passes * batch, *x.shape[1:]), dtype=np.float32)
+    padded[:len(x)] = x
+    session = build_inference_session(build, x=padded, weights=weights, batch=batch,
+                                      max_cycles=config.max_cycles)
+    (root / "infer" / RESULT_FILE).unlink(missing_ok=True)
+    host = config.host_for(passes)
+    started = time.monotonic()
+    figures, record = run_session(build, session, root / "infer" / "run", host=host,
+                                  simulator=config.simulator, threads=config.threads,
+                                  max_cycles=config.max_cycles, progress=progress,
+                                  bar=("inferring", passes))
+    progress.step("comparing with the golden forward pass")
+    ctx = StepContext.make(network, design.numerics, design.loss)
+    frac = ctx.act(logits_tensor(network, "softmax_ce")).frac
+    words = np.concatenate([record[f"infer/{k}"] for k in range(passes)])[:len(x)]
+    logits = words.astype(np.float64) * 2.0 ** -frac
+    want = infer(network, weights, x, numerics=design.numerics)
+    logits = logits.reshape(want.shape)
+    differ = np.argwhere(logits != want)
+    pred = logits.argmax(axis=1)
+    cycles = [s["cycles"] for s in figures["steps"]]
+    result = {
+        "match": len(differ) == 0,
+        "mismatches": [] if len(differ) == 0 else [
+            f"{len(differ)} of {want.size} logits differ; first at image {int(differ[0][0])}, "
+            f"class {int(differ[0][1])}: got {logits[tuple(differ[0])]}, expected "
+            f"{want[tuple(differ[0])]}"],
+        "images": len(x),
+        "accuracy": float(np.mean(pred == y)),
+        "golden_accuracy": float(np.mean(want.argmax(axis=1) == y)),
+        "passes": passes,
+        "batch": batch,
+        "cycles_per_pass": cycles,
+        "cycles_per_s": figures["cycles_per_s"],
+        "simulated_cycles": figures["cycles_total"],
+        "data": data,
+        "weights": None if config.weights is None else str(config.weights),
+        "predictions": str(out_file),
+        "host": host,
+        "simulator": config.simulator,
+        "wall_s": round(time.monotonic() - started, 1),
+    }
+    buffer = io.BytesIO()
+    np.savez(buffer, pred=pred, logits=logits.astype(np.float32), y=y)
+    write_file(out_file, buffer.getvalue())
+    write_file(root / "infer" / RESULT_FILE, json.dumps(result, indent=2) + "\n")
+    return result

@@ -1,0 +1,119 @@
+"""The compiled host: the cluster top Verilated together with sim/native_host.cpp, built once
+per content and run on a host script (`fpdeep.cosim.script`) with no Python in the loop.
+
+The build is cached under ``DIR/sim/native/<hash>``, the hash taken over everything that goes
+into it (the RTL, the host program, the generated port bindings, Verilator's version and the
+options), so a second run of the same design starts at once and a changed design rebuilds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+from fpdeep.codegen.board import top_ports
+from fpdeep.codegen.render import header
+from fpdeep.design.lower import Design
+from fpdeep.errors import FpdeepError
+from fpdeep.resources import data_dir
+
+from .simulator import find_simulator
+
+HOST_SOURCE = "native_host.cpp"
+PORTS_HEADER = "fpdeep_host_ports.h"
+EXECUTABLE = "native_host"
+#: The host-facing ports of a board and the names the host program gives them.
+_HOST_PREFIXES = {"s_axis_host_": "s_", "m_axis_host_": "m_", "s_axil_": ""}
+
+
+def _ctype(width: int) -> str:
+    """Verilator's C++ type of a port ``width`` bits wide."""
+    for limit, name in ((8, "CData"), (16, "SData"), (32, "IData"), (64, "QData")):
+        if width <= limit:
+            return name
+    raise FpdeepError(f"a host port of {width} bits is wider than the native host drives "
+                      "(64 bits)")
+
+
+def ports_header(design: Design) -> str:
+    """The C++ binding of every board's host ports on the Verilated cluster top (its ports are
+    named b<index>_<port>, as templates/cluster_top.sv.j2 names them)."""
+    fields = []
+    for port in top_ports(design):
+        for prefix, short in _HOST_PREFIXES.items():
+            if port.name.startswith(prefix):
+                fields.append((short + port.name[len(prefix):], port.name, _ctype(port.width)))
+    lines = [header(), "#pragma once", '#include "Vcluster_top.h"', "#include <vector>", "",
+             "struct BoardPorts {"]
+    lines += [f"    {ctype}* {name};" for name, _, ctype in fields]
+    lines += ["};", "", "inline std::vector<BoardPorts> bind_ports(Vcluster_top* t) {",
+              "    std::vector<BoardPorts> boards;"]
+    for b in design.boards:
+        lines.append("    boards.push_back(BoardPorts{" + ", ".join(
+            f"&t->b{b.index}_{port}" for _, port, _ in fields) + "});")
+    lines += ["    return boards;", "}", ""]
+    return "\n".join(lines)
+
+
+def compiler() -> str:
+    """The C++ compiler the build uses ($CXX, else c++), or a clear error when there is none."""
+    name = os.environ.get("CXX", "c++")
+    found = shutil.which(name)
+    if found is None:
+        raise FpdeepError(f"the native host needs a C++ compiler and {name!r} was not found "
+                          f"({'from $CXX' if 'CXX' in os.environ else 'on PATH'}); install "
+                          "one (e.g. g++) or set CXX, or run with --host cocotb")
+    return found
+
+
+def build_native(root: Path, design: Design, sources: Sequence[Path], *,
+                 threads: int = 1) -> Path:
+    """The native host executable of the cluster top in ``sources`` (built unless cached)."""
+    cxx = compiler()
+    sim = find_simulator("verilator")
+    host = data_dir("sim") / HOST_SOURCE
+    bindings = ports_header(design)
+    digest = hashlib.sha256()
+    for part in (sim.describe(), cxx, str(threads), bindings):
+        digest.update(part.encode() + b"\0")
+    for path in (host, *sources):
+        digest.update(Path(path).read_bytes() + b"\0")
+    folder = root / "sim" / "native" / digest.hexdigest()[:16]
+    exe = folder / "obj" / EXECUTABLE
+    if exe.is_file():
+        return exe
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    (folder / PORTS_HEADER).write_text(bindings)
+    link = cxx
+    env = sim.environ(os.environ)
+    # the wheel's verilated.mk names the compiler of the machine the wheel was built on
+    env["MAKEFLAGS"] = f"{env.get('MAKEFLAGS', '')} CXX={cxx} LINK={link}".strip()
+    cmd = [str(sim.executable), "--cc", "--exe", "--build", "-j", str(os.cpu_count() or 1),
+           "-Mdir", str(folder / "obj"), "--top-module", "cluster_top", "--prefix",
+           "Vcluster_top", "-o", EXECUTABLE, "--timescale", "1ns/1ps", "-O3",
+           "-CFLAGS", f"-O2 -I{folder}", "-MAKEFLAGS", "OPT_FAST=-O2",
+           *(["--threads", str(threads), "-LDFLAGS", "-pthread"] if threads > 1 else []),
+           str(host), *(str(s) for s in sources)]
+    log = folder / "build.log"
+    with log.open("w") as out:
+        proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, check=False)
+    if proc.returncode != 0 or not exe.is_file():
+        tail = log.read_text(errors="replace")[-2000:]
+        raise FpdeepError(f"building the native host with {sim.describe()} failed; build log "
+                          f"{log}:\n{tail}")
+    return exe
+
+
+def run_native(exe: Path, script: Path, outputs: Path, progress: Path, log: Path) -> None:
+    """Run the native host on ``script``; its answers go to ``outputs``."""
+    with log.open("w") as out:
+        proc = subprocess.run([str(exe), str(script), str(outputs), str(progress)], stdout=out,
+                              stderr=subprocess.STDOUT, check=False)
+    if proc.returncode != 0:
+        raise FpdeepError(f"the native host stopped with exit status {proc.returncode}; log "
+                          f"{log}:\n{log.read_text(errors='replace')[-2000:]}")
