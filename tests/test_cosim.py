@@ -112,6 +112,38 @@ def test_native_and_cocotb_hosts_read_back_the_same_words(one_board):
     assert list((one_board / "sim" / "native").iterdir()) == builds
 
 
+@pytest.mark.xdist_group("digits1")
+def test_infer_predicts_as_the_golden_forward_pass_with_trained_weights(one_board, tmp_path):
+    from sklearn.datasets import load_digits
+
+    from fpdeep.cli import main
+
+    images, labels = load_digits(return_X_y=True)
+    x = (images.reshape(-1, 1, 8, 8) / 16.0).astype(np.float32)
+    network = fpdeep.load_onnx(DIGITS)
+    weights = {k: np.asarray(v, np.float64) for k, v in network.params.items()}
+    for k in range(60):  # float training from the model's initializers: well above chance
+        idx = np.arange(k * 24, k * 24 + 24) % 1500
+        weights = fpdeep.golden.train_step(network, weights, x[idx], labels[idx], lr=0.1,
+                                           numerics="float").weights
+    weights = {k: v.astype(np.float32) for k, v in weights.items()}
+    np.savez(tmp_path / "w.npz", **weights)
+    # 10 held-out images: 3 passes of the planned batch of 4, the last filled up
+    np.savez(tmp_path / "d.npz", x=x[1500:1510], y=labels[1500:1510])
+    out = tmp_path / "pred.npz"
+    assert main(["infer", str(one_board), "--data", str(tmp_path / "d.npz"), "--weights",
+                 str(tmp_path / "w.npz"), "--predictions", str(out)]) == 0
+    result = json.loads((one_board / "infer" / "result.json").read_text())
+    assert result["match"] is True and result["mismatches"] == []
+    assert result["passes"] == 3 and result["images"] == 10 and result["host"] == "native"
+    want = fpdeep.golden.infer(network, {k: v.astype(np.float64) for k, v in weights.items()},
+                               x[1500:1510])
+    with np.load(out) as got:
+        assert np.array_equal(got["pred"], want.argmax(axis=1))
+        assert np.array_equal(got["logits"], want.astype(np.float32))
+    assert result["accuracy"] == np.mean(want.argmax(axis=1) == labels[1500:1510]) >= 0.7
+
+
 @pytest.mark.parametrize("case", ["fpdeep-2", "cuts-3"])
 def test_digits_on_several_boards_bit_exact(case, tmp_path):
     # the 2-board case trains with MSE (the loss unit's other mode), the others with softmax CE

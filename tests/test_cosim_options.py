@@ -272,3 +272,50 @@ def test_native_port_bindings_name_the_cluster_tops_host_ports(tmp_path):
             rf"b{board}_(s_axis_host|m_axis_host|s_axil)_", n))
         for (ctype, _), name in zip(fields, names, strict=True):
             assert limits[ctype] >= widths[name] > limits[ctype] // 2 or ctype == "CData"
+
+
+# --- fpdeep infer: bad input refused before any simulator runs
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--data", "digitz"], "--data 'digitz' is neither a file nor a known data set; data "
+                           "sets: digits"),
+    (["--data", "digits", "--host", "native", "--simulator", "icarus"],
+     "--host native runs only on Verilator"),
+    (["--data", "digits", "--weights", "WEIGHTS"], "no array 'conv1.weight'; it must hold "
+                                                   "every trainable parameter"),
+    (["--data", "digits", "--weights", "SHAPE"], "conv1.weight is (2, 2), the model's is "
+                                                 "(4, 1, 3, 3)"),
+])
+def test_infer_input_is_checked_before_the_simulator_runs(built, tmp_path, capsys,
+                                                           monkeypatch, args, message):
+    _no_simulator(monkeypatch)
+    np.savez(tmp_path / "w.npz", other=np.zeros(3))
+    network = fpdeep.load_onnx(DIGITS)
+    np.savez(tmp_path / "s.npz", **{**network.params, "conv1.weight": np.zeros((2, 2))})
+    args = [{"WEIGHTS": str(tmp_path / "w.npz"), "SHAPE": str(tmp_path / "s.npz")}.get(a, a)
+            for a in args]
+    assert main(["infer", str(built), *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (built / "infer" / "result.json").exists()
+
+
+def test_digits_test_split_is_fixed_and_fits_the_example():
+    from fpdeep.datasets import DIGITS_TEST, load_dataset
+
+    network = fpdeep.load_onnx(DIGITS)
+    x, y = load_dataset("digits", network, part="test")
+    train_x, train_y = load_dataset("digits", network, part="train")
+    assert x.shape == (DIGITS_TEST, 1, 8, 8) and len(train_y) == 1797 - DIGITS_TEST
+    assert x.dtype == np.float32 and x.min() >= 0.0 and x.max() <= 1.0
+    assert set(np.unique(y)) == set(range(10))
+    # the two parts are the whole set, each image in one of them
+    from sklearn.datasets import load_digits
+
+    images, labels = load_digits(return_X_y=True)
+    whole = sorted((r.tobytes(), int(c)) for r, c in zip(
+        (images.reshape(-1, 1, 8, 8) / 16.0).astype(np.float32), labels, strict=True))
+    parts = sorted((r.tobytes(), int(c)) for r, c in zip(
+        np.concatenate([x, train_x]), np.concatenate([y, train_y]), strict=True))
+    assert parts == whole
+    assert np.array_equal(load_dataset("digits", network, part="test")[1], y)

@@ -27,7 +27,7 @@ OUTPUTS_FILE = "outputs.bin"
 PROGRESS_FILE = "progress.json"
 
 
-def _follow(path: Path, stop: threading.Event, bar: Bar) -> None:
+def _follow(path: Path, stop: threading.Event, bar: Bar, unit: str) -> None:
     """Show the host's progress file on ``bar`` until ``stop`` is set."""
     while not stop.wait(0.5):
         try:
@@ -36,7 +36,7 @@ def _follow(path: Path, stop: threading.Event, bar: Bar) -> None:
             bar.update(0, "building the simulator")  # no step has started yet
             continue
         bar.total = p["steps"] * p["tasks"]
-        bar.update(p["step"] * p["tasks"] + p["task"], f"step {p['step'] + 1} of {p['steps']}")
+        bar.update(p["step"] * p["tasks"] + p["task"], f"{unit} {p['step'] + 1} of {p['steps']}")
 
 
 def cluster_sources(root: Path) -> list[Path]:
@@ -48,10 +48,11 @@ def cluster_sources(root: Path) -> list[Path]:
 
 def run_session(build: Build, session: Session, work: Path, *, host: str, simulator: str,
                 threads: int, max_cycles: int, progress: Progress,
-                bar: tuple[str, int]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+                bar: tuple[str, int], unit: str = "step"
+                ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Run ``session`` with ``host`` in folder ``work``: (the host's figures, every traced
     tensor), decoded by `fpdeep.cosim.session.decode`. Raises FpdeepError when the host cannot
-    run or a packet or step failed. ``bar``: the progress bar's label and length."""
+    run or a packet or step failed. ``bar``: the progress bar's label and length, in ``unit``s."""
     from fpdeep.cosim import native
     from fpdeep.cosim import simulator as sim
 
@@ -71,7 +72,7 @@ def run_session(build: Build, session: Session, work: Path, *, host: str, simula
     error = None
     with progress.bar(*bar) as shown:
         stop = threading.Event()
-        follower = threading.Thread(target=_follow, args=(work / PROGRESS_FILE, stop, shown),
+        follower = threading.Thread(target=_follow, args=(work / PROGRESS_FILE, stop, shown, unit),
                                     daemon=True)
         follower.start()
         try:

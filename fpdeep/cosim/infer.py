@@ -92,7 +92,7 @@ def infer_on_boards(folder: str | Path, config: InferConfig, *,
     figures, record = run_session(build, session, root / "infer" / "run", host=host,
                                   simulator=config.simulator, threads=config.threads,
                                   max_cycles=config.max_cycles, progress=progress,
-                                  bar=("inferring", passes))
+                                  bar=("inferring", passes), unit="pass")
     progress.step("comparing with the golden forward pass")
     ctx = StepContext.make(network, design.numerics, design.loss)
     frac = ctx.act(logits_tensor(network, "softmax_ce")).frac

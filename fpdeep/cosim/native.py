@@ -89,10 +89,9 @@ def build_native(root: Path, design: Design, sources: Sequence[Path], *,
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     (folder / PORTS_HEADER).write_text(bindings)
-    link = cxx
     env = sim.environ(os.environ)
     # the wheel's verilated.mk names the compiler of the machine the wheel was built on
-    env["MAKEFLAGS"] = f"{env.get('MAKEFLAGS', '')} CXX={cxx} LINK={link}".strip()
+    env["MAKEFLAGS"] = f"{env.get('MAKEFLAGS', '')} CXX={cxx} LINK={cxx}".strip()
     cmd = [str(sim.executable), "--cc", "--exe", "--build", "-j", str(os.cpu_count() or 1),
            "-Mdir", str(folder / "obj"), "--top-module", "cluster_top", "--prefix",
            "Vcluster_top", "-o", EXECUTABLE, "--timescale", "1ns/1ps", "-O3",
