@@ -30,7 +30,7 @@ constexpr uint64_t MAGIC = 0x0054534f48445046ULL;  // "FPDHOST\0", little-endian
 constexpr uint64_t VERSION = 1;
 constexpr uint64_t END = ~0ULL;
 enum Code : uint64_t { EXCHANGE = 1, CSR_WRITE = 2, CSR_READ = 3, POLL = 4, MARK = 5,
-                       FAIL = 6, PROGRESS = 7 };
+                       FAIL = 6, PROGRESS = 7, IDLE = 8 };
 enum Outcome : uint64_t { WANTED = 0, BAD = 1, TIMEOUT = 2 };
 
 struct Op {
@@ -266,6 +266,9 @@ int main(int argc, char** argv) {
                 break;
             case PROGRESS:
                 write_progress(argv[3], op.args);
+                break;
+            case IDLE:
+                host.wait(op.args.at(0));
                 break;
             case POLL: {
                 uint64_t address = op.args.at(0), mask = op.args.at(1), want = op.args.at(2);

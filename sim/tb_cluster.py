@@ -81,7 +81,7 @@ class Session:
 
     async def do(self, index: int, op) -> bool:
         """One operation; True when it is a POLL that failed."""
-        board = self.boards[op.board] if op.name != "MARK" else None
+        board = self.boards[op.board]
         if op.name == "EXCHANGE":
             self.answers[index] = tuple(await board.exchange(op.args))
         elif op.name == "CSR_WRITE":
@@ -91,6 +91,8 @@ class Session:
         elif op.name == "MARK":
             self.mark = now()
             self.answers[index] = (self.mark, time.monotonic_ns() - self.began)
+        elif op.name == "IDLE":
+            await ClockCycles(board.tx.clock, op.args[0])
         elif op.name == "PROGRESS":
             step, steps, task = op.args
             self.progress.write_text(json.dumps({"step": step, "steps": steps, "task": task,

@@ -82,16 +82,20 @@ def test_one_board_two_steps_bit_exact(one_board, tmp_path):
 
 @pytest.mark.xdist_group("digits1")
 def test_native_and_cocotb_hosts_read_back_the_same_words(one_board):
-    """The same session on both hosts: bit-exact with the golden model, and every packet's
-    answer and register read identical, the boards' cycle counters included."""
+    """The same session on both hosts (bad packets first, then two steps): bit-exact with the
+    golden model, and every packet's answer and register read identical, the boards' cycle
+    counters and the error codes the CSR shows after each bad packet included."""
     from fpdeep.cosim.script import read_outputs, read_script
 
     run = one_board / "sim" / "run"
     seen = {}
     for host in ("cocotb", "native"):
-        result = simulate(one_board, RunConfig(batch=2, steps=2, host=host))
+        result = simulate(one_board, RunConfig(batch=2, steps=2, host=host),
+                          host_checks={"faults": True})
         _check(result, one_board)
         assert result["host"] == host and result["cycles_per_s"] > 0
+        assert [(c["status"], c["csr"]) for c in result["host_checks"]] == [
+            (None, 4), (1, 1), (2, 2), (3, 3)]  # not loaded; opcode, length, target
         ops = read_script(run / "script.bin").ops
         outputs = read_outputs(run / "outputs.bin")
         assert outputs.failed is None

@@ -51,6 +51,8 @@ OPS = MappingProxyType({
     # the host rewrites its progress file: {"step", "steps", "task", "tasks": 1} (task 1: the
     # step is over)
     "PROGRESS": 7,
+    # let `cycles` clock cycles pass with the host's buses idle
+    "IDLE": 8,
 })
 CODES = MappingProxyType({v: k for k, v in OPS.items()})
 POLL_OUTCOMES = ("wanted", "bad", "timeout")

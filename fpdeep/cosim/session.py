@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 POLL_INTERVAL = 64
 #: Cycles the hosts hold reset before the session begins.
 RESET_CYCLES = 6
+#: Cycles after a refused packet's status beat until the CSR shows its error code: fpdeep_host
+#: raises its fault on the beat's handshake and fpdeep_board_ctl latches it the cycle after.
+FAULT_TO_CSR_CYCLES = 2
 
 
 @dataclass(frozen=True)
@@ -240,6 +243,7 @@ class _Builder:
                             ("unknown bank", [header("READ", len(self.layouts[0].banks), 0,
                                                      1)])):
             index = self.s.add(Op("EXCHANGE", 0, tuple(beats)))
+            self.s.add(Op("IDLE", 0, (FAULT_TO_CSR_CYCLES,)))
             self.s.faults.append({"case": case, "status": index, "csr": self.reg(0, "STATUS")})
 
     def deadlock(self) -> None:
