@@ -16,8 +16,9 @@ from fpdeep.errors import require_positive_int as _positive_int
 
 # Cycles from the first operand read of an engine's loop nest to the last accumulator write-back:
 # weight/activation RAM read (1) + operand register (1) + DSP A/B, M and P registers (3)
-# + requantise/round (1) + saturate (1) + result RAM write (1).
-ENGINE_LATENCY = 8
+# + requantise/round (1) + saturate (1) + result RAM write (1), and the cycle in which a start
+# pulse marks its input half loaded (the double-buffered engine starts a run from that flag).
+ENGINE_LATENCY = 9
 
 # Cycles of the pooling engine (hw/fpdeep_pool.sv) from its last window tap to done: one buffer
 # read, one accumulate.
