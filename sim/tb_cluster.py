@@ -209,7 +209,10 @@ class Host:
             names = [r.name for r in b.layout.resources]
             busy = {n: await b.reg("BUSY", k) for k, n in enumerate(names)}
             stall = {n: await b.reg("STALL", k) for k, n in enumerate(names)}
-            figures.append({"board": b.index, "cycles": cycles, "busy": busy, "stall": stall})
+            window = {n: await b.reg("WINDOW", k) for k, n in enumerate(names)}
+            figures.append({"board": b.index, "cycles": cycles, "busy": busy, "stall": stall,
+                            "window": window,
+                            "keys": {r.name: r.key for r in b.layout.resources}})
         return {"cycles": max(f["cycles"] for f in figures), "boards": figures}
 
     async def failure(self, b: Board, code: int) -> str:

@@ -74,9 +74,12 @@ def test_report_before_and_after_a_simulation(tmp_path, capsys):
               "cycle_error": 1000 / 29000, "images_per_s_at_clock": 4 * 250e6 / 30000,
               "loss": [2.3], "planner_ii_cycles": 907, "planner_bottleneck": "0:conv1_c0_4_fp",
               "resources": [{"board": 0, "resource": "conv1_c0_4_fp", "busy": 7500,
-                             "stall": 100, "modelled": 7400, "busy_share": 0.25},
+                             "stall": 100, "modelled": 7400, "busy_share": 0.25,
+                             "window": 7651, "engine": True, "window_share": 0.9803},
                             {"board": 1, "resource": "west_rx", "busy": 22500, "stall": 0,
-                             "modelled": None, "busy_share": 0.75}]}
+                             "modelled": None, "busy_share": 0.75,
+                             "window": 22951, "engine": False,
+                             "window_share": 0.9803}]}
     (out / "sim").mkdir(exist_ok=True)
     (out / "sim" / "result.json").write_text(json.dumps(result))
     assert main(["report", str(out), "--json", str(tmp_path / "r.json")]) == 0

@@ -76,9 +76,11 @@ def test_timeline_keeps_dependencies_and_one_task_per_resource():
                               if task.kind != "link")
     span = timeline(tasks, durations, tails)
     for k, task in enumerate(tasks):
-        assert span[k][1] - span[k][0] == durations[k]
+        # what the hardware waits for by itself delays the work, not the start
+        hard = max((span[a][1] for a in task.after), default=0)
+        assert span[k][1] == max(span[k][0], hard) + durations[k]
         assert all(span[dep][1] <= span[k][0] for dep in task.deps)
-        assert all(dep < k for dep in task.deps)  # listed after what it waits for
+        assert all(dep < k for dep in (*task.deps, *task.after))  # after what it waits for
     # a resource holds one task at a time; a link is free again while its words fly
     by_resource: dict[str, list[tuple[int, int]]] = {}
     for task, s, tail in zip(tasks, span, tails, strict=True):
@@ -90,8 +92,17 @@ def test_timeline_keeps_dependencies_and_one_task_per_resource():
     # (B-1)*II + one-image figure is close to the timeline
     total = max(end for _, end in span)
     assert total < sum(durations) / 2
+    # the double buffers: the first engine's next image streams in while it runs (its input
+    # is all there), and an engine's last result drains meanwhile
+    run = {(t.engine, t.image): span[k] for k, t in enumerate(tasks) if t.kind == "run"}
+    for k, t in enumerate(tasks):
+        if t.kind == "engine" and t.image > 0 and t.what == "fp" and t.layer == "conv1":
+            assert span[k][0] < run[(t.engine, t.image - 1)][1]
+        if t.kind == "drain" and (t.engine, t.image + 1) in run:
+            assert span[k][1] > run[(t.engine, t.image + 1)][0]
+    # (the formula counts the one-image fill whole; the double buffers overlap part of it)
     figures = pipeline_figures(d, network)
-    assert abs(figures.batch_cycles(4) - total) <= 0.02 * total
+    assert abs(figures.batch_cycles(4) - total) <= 0.05 * total
 
 
 def test_links_go_hop_by_hop_at_their_word_rate():

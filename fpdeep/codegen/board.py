@@ -119,13 +119,14 @@ class _Glue:
         self.rd_clients: list[str] = []  # prefix of each store read client
         self.wr_clients: list[str] = []
         self.moved: list[str] = []
+        self.params: dict[str, dict] = {}  # instance prefix -> its parameters
         self.frame: list[str] = []
         self.busy: list[str] = []
         self.pd = pd
         nres = len(layout.resources)
         self.nres = nres
         self.wire(nres * 32, "ended_all")
-        for k in ("finished", "waiting", "running"):
+        for k in ("finished", "waiting", "running", "active"):
             self.wire(nres, k)
         for r, res in enumerate(layout.resources):
             self.resource(r, res)
@@ -148,6 +149,14 @@ class _Glue:
                             (32, "ended")):
             self.wire(width, f"{q}_{name}")
         self.assigns.append(f"ended_all[{r * 32} +: 32] = {q}_ended")
+        # what the CSR counts as active: an engine's runs (its operand sequencer only waits
+        # for a free half meanwhile) and the words of its drains (its output sequencer waits
+        # for results), any other resource's passes
+        if res.shares:
+            active = " || ".join(f"{q}_o{k}_moved" for k in range(len(res.outs)))
+        else:
+            active = f"{res.name}_busy" if res.engine is not None else f"running[{r}]"
+        self.assigns.append(f"active[{r}] = {active}")
         if not res.ins:
             self.assigns.append(f"{q}_in_busy = 1'b0")
         if not res.outs:
@@ -222,24 +231,31 @@ class _Glue:
              ("s_valid", f"{p}_valid"), ("s_ready", f"{p}_ready"), ("moved", f"{p}_moved"))))
 
     def unit(self, q: str, r: int, res: Resource) -> None:
-        """The engine or unit part, its streams joined to the movers."""
+        """The engine or unit part, its streams joined to the movers (an engine's output
+        sequencer joins the results of the instance its first sequencer made)."""
         dw = self.d.data_width
-        if res.engine is not None:
-            s = next(s for s in self.board.slices for e in s.engines.values()
-                     if e.ident == res.engine.ident)
-            inst = engine_instance(res.engine, s, dw)
+        if res.shares:
+            n = res.shares
+            params = dict(self.params[n])
         else:
-            insts = unit_instances(res.unit, dw, ACC_BITS)
-            inst = next(i for i in insts if i.name == f"u_{res.name}")
-        self.instances.append(Instance(inst.module, inst.name, comment_text(inst.comment),
-                                       inst.params, inst.localparams, inst.connections))
-        # the instance's board-side names are <res.name>_<port>; declare and drive them
-        params = dict(inst.params)
+            if res.engine is not None:
+                s = next(s for s in self.board.slices for e in s.engines.values()
+                         if e.ident == res.engine.ident)
+                inst = engine_instance(res.engine, s, dw)
+            else:
+                insts = unit_instances(res.unit, dw, ACC_BITS)
+                inst = next(i for i in insts if i.name == f"u_{res.name}")
+            self.instances.append(Instance(inst.module, inst.name, comment_text(inst.comment),
+                                           inst.params, inst.localparams, inst.connections))
+            n = res.name
+            params = dict(inst.params)
+            self.params[n] = params
+        # the instance's board-side names are <name>_<port>; declare and drive them
         ports = {p.name: p for p in res.module.ports(**{k: v for k, v in params.items()})}
-        n = res.name
-        for port in ports.values():
-            if port.role not in (CLOCK, CONFIG):
-                self.wire(port.width, f"{n}_{port.name}")
+        if not res.shares:
+            for port in ports.values():
+                if port.role not in (CLOCK, CONFIG):
+                    self.wire(port.width, f"{n}_{port.name}")
         if res.part is not None:
             for k, (field, _) in enumerate(res.cfg):
                 name = res.part.inputs[field]
@@ -249,6 +265,8 @@ class _Glue:
         for stream in res.module.streams:
             movers = [(k, m) for k, m in enumerate(res.outs if not stream.sink else res.ins)
                       if m.stream == stream.name]
+            if not movers:  # the stream of the engine's other sequencer
+                continue
             tag = "i" if stream.sink else "o"
             names = [f"{q}_{tag}{k}" for k, _ in movers]
             if stream.sink:
@@ -280,9 +298,11 @@ class _Glue:
                     last = f"{n}_{stream.name}_last" if stream.last is not None else "1'b0"
                     self.assigns.append(f"{p}_last = {last}")
         for ctl in ("start", "flush"):
-            if ctl in ports:
+            if getattr(res, ctl):
                 self.assigns.append(f"{n}_{ctl} = {q}_{ctl}")
-        self.assigns.append(f"{q}_done = {n}_done" if "done" in ports else f"{q}_done = 1'b0")
+        self.assigns.append(f"{q}_done = {n}_done" if res.done else f"{q}_done = 1'b0")
+        if res.shares:
+            return
         if "busy" in ports:
             self.busy.append(f"{n}_busy")
         if "err_frame" in ports:
@@ -384,7 +404,8 @@ class _Glue:
                             (2, "state"), (8, "error_code"), (32, "step_count"),
                             (64, "cycle_count"), (16, "stalled_unit"),
                             (self.nres * 32, "busy_count"), (self.nres * 32, "stall_count"),
-                            (1, "progress"), (1, "frame_error")):
+                            (self.nres * 32, "window_count"), (1, "progress"),
+                            (1, "frame_error")):
             self.wire(width, name)
         self.assigns.append("progress = " + " || ".join(self.moved + self.busy or ["1'b0"]))
         self.assigns.append("frame_error = " + " || ".join(self.frame or ["1'b0"]))
@@ -395,11 +416,13 @@ class _Glue:
             (("clk", "clk"), ("rst", "rst"), ("start", "csr_start"), ("mode_in", "csr_mode"),
              ("go", "go"), ("mode", "mode"), ("cancel", "cancel"), ("written", "written"),
              ("programmed", "programmed"), ("finished", "finished"), ("waiting", "waiting"),
-             ("running", "running"), ("progress", "progress"), ("frame_error", "frame_error"),
+             ("running", "running"), ("active", "active"), ("progress", "progress"),
+             ("frame_error", "frame_error"),
              ("host_fault", "host_fault"), ("host_code", "host_code"), ("state", "state"),
              ("error_code", "error_code"), ("step_count", "step_count"),
              ("cycle_count", "cycle_count"), ("stalled_unit", "stalled_unit"),
-             ("busy_count", "busy_count"), ("stall_count", "stall_count"))))
+             ("busy_count", "busy_count"), ("stall_count", "stall_count"),
+             ("window_count", "window_count"))))
         axil = [s.name for s in axi_lite_slave("s_axil", CSR.params["ADDR_W"])]
         self.instances.append(Instance(
             CSR.name, "u_csr", "control and status registers", (("N", self.nres),
@@ -410,7 +433,7 @@ class _Glue:
                  ("batch", "csr_batch"), ("state", "state"), ("error_code", "error_code"),
                  ("step_count", "step_count"), ("cycle_count", "cycle_count"),
                  ("stalled_unit", "stalled_unit"), ("busy_count", "busy_count"),
-                 ("stall_count", "stall_count"))))
+                 ("stall_count", "stall_count"), ("window_count", "window_count"))))
 
 
 def cluster_values(d: Design) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from fpdeep.hwlib.protocol import BANK_ADDRESS_BITS
 from fpdeep.ir import Network
 from fpdeep.ops import needs_error, spec
 from fpdeep.schedule.tasks import (
+    OUT,
     Task,
     contribution_item,
     item,
@@ -75,6 +76,7 @@ class Resource:
     part: Part | None = None
     engine: EngineDesign | None = None
     unit: UnitDesign | None = None
+    shares: str = ""  # the resource whose module instance this one drives too (its results)
 
     def mover(self, stream: str, side: str = "", *, out: bool = False) -> int:
         movers = self.outs if out else self.ins
@@ -169,11 +171,15 @@ def _resources(d: Design, board: BoardDesign) -> list[Resource]:
     out = []
     for s in board.slices:
         for e in s.engines.values():
+            # two sequencers per engine, as its double buffers overlap what they do: one
+            # streams the operands in and starts runs, one drains results (and flushes)
             params = _engine_parameters(e, d.data_width)
             ins, outs = _movers(ENGINE_PART.module, params)
-            out.append(Resource(e.ident, f"{board.index}:{e.ident}", ENGINE_PART.module, ins,
-                                outs, **_controls(ENGINE_PART.module), part=ENGINE_PART,
-                                engine=e))
+            key = f"{board.index}:{e.ident}"
+            out.append(Resource(e.ident, key, ENGINE_PART.module, ins, (), start=True,
+                                done=True, part=ENGINE_PART, engine=e))
+            out.append(Resource(e.ident + "_out", key + OUT, ENGINE_PART.module, (), outs,
+                                flush=True, part=ENGINE_PART, engine=e, shares=e.ident))
     for u in board.units:
         for part in unit_parts(u.kind):
             params = _unit_parameters(part, u, d.data_width, d.acc_width)
@@ -261,10 +267,12 @@ class TaskWork:
     # ---- what each task does --------------------------------------------------------------
 
     def work(self, task: Task, board: int, layout: BoardLayout) -> list[Work]:
+        if task.kind == "run":  # the engine's own loop nest: no instructions
+            return []
         res = layout.resources[layout.resource(task.resource)]
         if task.kind == "link":
             return self._link(task, board, res)
-        if task.kind in ("engine", "flush"):
+        if task.kind in ("engine", "drain", "flush"):
             return self._engine(task, res)
         return self._unit(task, res)
 
@@ -289,6 +297,16 @@ class TaskWork:
         if task.kind == "flush":
             return [Work((Access(res.mover("m", out=True), True, f"acc:{s.ident}",
                                  e.out_beats),), flush=True)]
+        if task.kind == "drain":
+            if task.what == "fp":
+                target = item("act", layer.output, s.lo, s.hi)
+            else:
+                src = self.canon(layer.inputs[0])
+                target = (item("psum", layer.name, s.lo, s.hi) if s.split
+                          else contribution_item(src, layer.name))
+            out = self.locate(board, target)
+            return [Work((Access(res.mover("m", out=True), True, out[0], e.out_beats, i,
+                                 out[1]),))]
         x_key = self.locate(board, item("act", self.canon(layer.inputs[0])))
         dy_key = self.locate(board, item("err", layer.output, s.lo, s.hi))
         acc = []
@@ -297,16 +315,7 @@ class TaskWork:
         if task.what in ("bp", "wg"):
             acc.append(Access(res.mover("s_dy"), False, dy_key[0], e.streams["dy"], i,
                               dy_key[1]))
-        if task.what == "fp":
-            out = self.locate(board, item("act", layer.output, s.lo, s.hi))
-            acc.append(Access(res.mover("m", out=True), True, out[0], e.out_beats, i, out[1]))
-        elif task.what == "bp":
-            src = self.canon(layer.inputs[0])
-            target = (item("psum", layer.name, s.lo, s.hi) if s.split
-                      else contribution_item(src, layer.name))
-            out = self.locate(board, target)
-            acc.append(Access(res.mover("m", out=True), True, out[0], e.out_beats, i, out[1]))
-        return [Work(tuple(acc), start=True, wait_done=True)]
+        return [Work(tuple(acc), start=True)]
 
     def _unit(self, task: Task, res: Resource) -> list[Work]:
         u, i, board = res.unit, task.image, task.board

@@ -230,14 +230,15 @@ AXIL_SLAVE = Module(
 CSR = Module(
     "fpdeep_csr", "csr",
     "control and status registers (generated from fpdeep_csr.rdl): start, soft reset, mode, "
-    "batch; status, step, cycle, busy and stall counters, stalled unit",
+    "batch; status, step, cycle, busy, stall and window counters, stalled unit",
     # N: counted engines and units; ADDR_W: byte address bits (the map needs 12)
     {"N": 1, "DESIGN_HASH": 0, "ADDR_W": 12},
     (*_CLOCKED_N, *axi_lite_slave("s_axil", "ADDR_W"),
      _out("start"), _out("soft_reset"), _out("mode"), _out("batch", 16, DATA),
      _in("state", 2, DATA), _in("error_code", 8, DATA), _in("step_count", 32, DATA),
      _in("cycle_count", 64, DATA), _in("stalled_unit", 16, DATA),
-     _in("busy_count", "N*32", DATA), _in("stall_count", "N*32", DATA)),
+     _in("busy_count", "N*32", DATA), _in("stall_count", "N*32", DATA),
+     _in("window_count", "N*32", DATA)),
     uses=("fpdeep_axil_slave",))
 
 
@@ -322,10 +323,12 @@ BOARD_CTL = Module(
     (*CLOCKED, _in("start"), _in("mode_in"), _out("go"), _out("mode"), _out("cancel"),
      _in("written", "NB", DATA), _in("programmed", "NRES", DATA),
      _in("finished", "NRES", DATA), _in("waiting", "NRES", DATA), _in("running", "NRES", DATA),
-     _in("progress"), _in("frame_error"), _in("host_fault"), _in("host_code", 8, DATA),
+     _in("active", "NRES", DATA), _in("progress"), _in("frame_error"), _in("host_fault"),
+     _in("host_code", 8, DATA),
      _out("state", 2, DATA), _out("error_code", 8, DATA), _out("step_count", 32, DATA),
      _out("cycle_count", 64, DATA), _out("stalled_unit", 16, DATA),
-     _out("busy_count", "NRES*32", DATA), _out("stall_count", "NRES*32", DATA)))
+     _out("busy_count", "NRES*32", DATA), _out("stall_count", "NRES*32", DATA),
+     _out("window_count", "NRES*32", DATA)))
 
 #: Every module of hw/ by name, in the order the docs list them.
 MODULES: Mapping[str, Module] = MappingProxyType({m.name: m for m in (
