@@ -179,6 +179,7 @@ def test_every_instance_connects_each_declared_port_once(network, boards):
 #: The ports a board top has (issue 13): clock, reset, the host stream pair, the AXI4-Lite
 #: CSR slave and the east and west link streams; written out here, not taken from codegen.
 _AXIS = ("tdata", "tvalid", "tready", "tlast")
+_LINK = ("tdata", "tkeep", "tvalid", "tready", "tlast")
 _AXIL = ("awaddr", "awprot", "awvalid", "awready", "wdata", "wstrb", "wvalid", "wready",
          "bresp", "bvalid", "bready", "araddr", "arprot", "arvalid", "arready", "rdata", "rresp",
          "rvalid", "rready")
@@ -186,7 +187,7 @@ BOARD_TOP_PORTS = {"clk", "rst_n",
                    *(f"{s}_axis_host_{x}" for s in "sm" for x in _AXIS),
                    *(f"s_axil_{x}" for x in _AXIL),
                    *(f"{s}_axis_{side}_{x}" for s in "sm" for side in ("east", "west")
-                     for x in _AXIS)}
+                     for x in _LINK)}
 
 
 @pytest.mark.parametrize("boards", [1, 2, 3])
@@ -200,6 +201,63 @@ def test_board_tops_have_exactly_the_accelerator_ports(network, boards):
         widths = {p.name: p.width for p in top_ports(d)}
         assert widths["s_axis_host_tdata"] == widths["m_axis_host_tdata"] == 64
         assert widths["s_axil_wdata"] == 32
+        # the link ports are as wide as the design parameter: 2 x 10.3125 Gb/s of ZCU102 links
+        # carry 20 Gb/s of payload, 80 bits a cycle at 250 MHz, so 128 bits
+        assert d.link_bits == 128
+        for side in ("east", "west"):
+            for port in (f"m_axis_{side}", f"s_axis_{side}"):
+                declared = re.search(rf"^\s*(?:input|output) .*?\[(\d+):0\] {port}_tdata,", text,
+                                     re.M)
+                assert declared and int(declared[1]) + 1 == d.link_bits, (b.index, port)
+                assert widths[f"{port}_tkeep"] == d.link_bits // 8
+
+
+def test_link_port_width_follows_the_planned_link_rate(network):
+    # 100 Gb/s payload at 250 MHz: 400 bits a cycle, 448-bit ports (24 link words a beat)
+    plan = fpdeep.plan(network, fpdeep.make_cluster(board="vcu118", boards=2), batch=4)
+    assert plan.cluster.link_port_bits == 448
+    d = lower(network, plan)
+    assert d.link_bits == 448 and d.links[0].words_per_beat == 24
+    assert {p.name: p.width for p in top_ports(d)}["m_axis_east_tdata"] == 448
+
+
+def test_a_board_top_declares_the_memory_master_where_the_plan_needs_it(network, tmp_path):
+    from dataclasses import replace
+
+    from fpdeep.codegen.ports import board_modules
+    from fpdeep.cosim.simulator import hw_sources, lint, simulator_available
+    from fpdeep.cosim.yosys import check_hierarchy, yosys_available
+
+    d = lower(network, _plan(network, 2))
+    assert all(b.dram_bits == 0 for b in d.boards)  # this plan keeps everything on chip
+    assert not any(p.name.startswith("m_axi_dram") for p in top_ports(d, d.boards[0]))
+    # board 1 keeps tensors off chip in 512-bit words
+    d = replace(d, boards=(d.boards[0], replace(d.boards[1], dram_bits=512)))
+    ports = {p.name: p for p in top_ports(d, d.boards[1])}
+    dram = {name: p for name, p in ports.items() if name.startswith("m_axi_dram_")}
+    channels = {"aw": ("id", "addr", "len", "size", "burst", "lock", "cache", "prot", "qos"),
+                "w": ("data", "strb", "last"), "b": ("id", "resp"),
+                "ar": ("id", "addr", "len", "size", "burst", "lock", "cache", "prot", "qos"),
+                "r": ("id", "data", "resp", "last")}
+    expected = {f"m_axi_dram_{c}{x}" for c, xs in channels.items()
+                for x in (*xs, "valid", "ready")}
+    assert set(dram) == expected
+    assert dram["m_axi_dram_wdata"].width == dram["m_axi_dram_rdata"].width == 512
+    assert dram["m_axi_dram_wstrb"].width == 64
+    assert dram["m_axi_dram_awvalid"].direction == "output"
+    assert dram["m_axi_dram_rdata"].direction == "input"
+    assert dram["m_axi_dram_bready"].direction == "output"
+    text = board_tops(d, network, batch=4)[1]
+    header = text[text.index("module fpdeep_board_1 ("):text.index(");")]
+    assert set(re.findall(r"^\s*(?:input|output)\s.*?(\w+),?$", header, re.M)) == \
+        BOARD_TOP_PORTS | expected
+    top = tmp_path / "fpdeep_board_1.sv"
+    top.write_text(text)
+    sources = [*hw_sources(*(m.name for m in board_modules())), top]
+    if simulator_available("verilator"):
+        lint("fpdeep_board_1", sources=sources)
+    if yosys_available():
+        check_hierarchy("fpdeep_board_1", sources)
 
 
 def test_an_unknown_unit_kind_names_the_known_ones():

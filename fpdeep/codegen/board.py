@@ -1,10 +1,11 @@
 """What the board and cluster templates print for a design.
 
-A board top has exactly the ports of `TOP_PORTS`: clock and reset, the host stream pair, the
-CSR slave and the east and west link streams. Inside it every resource of its layout
-(`fpdeep.codegen.layout`: an engine, a unit part, a link direction) has a sequencer and a mover
-per stream (and per side signal), the movers share the tensor store, and the host interface,
-the step control and the CSR block sit beside them.
+A board top has exactly the ports of `top_ports`: clock and reset, the host stream pair, the
+CSR slave, the east and west link streams (as wide as the planned link rate needs, behind them
+the gearboxes of hw/link) and, where the plan keeps tensors off chip, an AXI4 memory master.
+Inside it every resource of its layout (`fpdeep.codegen.layout`: an engine, a unit part, a link
+direction) has a sequencer and a mover per stream (and per side signal), the movers share the
+tensor store, and the host interface, the step control and the CSR block sit beside them.
 """
 
 from __future__ import annotations
@@ -29,9 +30,16 @@ from fpdeep.codegen.ports import (
 )
 from fpdeep.design.engine import ACC_BITS
 from fpdeep.design.lower import BoardDesign, Design
-from fpdeep.hwlib import CSR, LINK_MODEL, LINK_RX, LINK_TX, MODULES
+from fpdeep.hwlib import CSR, LINK_MODEL, LINK_PACK, LINK_RX, LINK_TX, LINK_UNPACK, MODULES
 from fpdeep.hwlib.protocol import BANK_ADDRESS_BITS, BANK_BITS, WORD_BITS, WORD_LENGTH_BITS
-from fpdeep.hwlib.signature import CLOCK, CONFIG, axi_lite_slave, axi_stream, evaluate
+from fpdeep.hwlib.signature import (
+    CLOCK,
+    CONFIG,
+    axi_lite_slave,
+    axi_master,
+    axi_stream,
+    evaluate,
+)
 
 #: Host stream beats are 64 bits.
 HOST_BITS = 64
@@ -46,19 +54,28 @@ class TopPort:
     name: str
 
 
-def link_data_bits(dw: int) -> int:
-    """tdata width of the link ports: the link word in whole bytes."""
-    return -(-link_word_bits(dw) // 8) * 8
+#: Byte address bits of the off-chip memory master: AXI4's widest, any memory map fits.
+DRAM_ADDRESS_BITS = 64
+#: The off-chip memory master's ports, ``m_axi_dram_*``.
+DRAM_PREFIX = "m_axi_dram"
 
 
-def top_ports(d: Design) -> list[TopPort]:
-    """The ports of every board top, in order: exactly these and no others."""
+def link_port(side: str, direction: str, width: int) -> tuple:
+    """The link stream ``m_axis_<side>`` (out) or ``s_axis_<side>`` (in) of ``width`` bits."""
+    sink = direction == "s"
+    return axi_stream(f"{direction}_axis_{side}", width, sink=sink, keep=width // 8)
+
+
+def top_ports(d: Design, board: BoardDesign | None = None) -> list[TopPort]:
+    """The ports of a board top (of ``board``, else those every board has), in order:
+    exactly these and no others."""
     sigs = [*axi_stream("s_axis_host", HOST_BITS, sink=True),
             *axi_stream("m_axis_host", HOST_BITS, sink=False),
             *axi_lite_slave("s_axil", CSR.params["ADDR_W"])]
     for side in SIDES:
-        sigs += [*axi_stream(f"m_axis_{side}", link_data_bits(d.data_width), sink=False),
-                 *axi_stream(f"s_axis_{side}", link_data_bits(d.data_width), sink=True)]
+        sigs += [*link_port(side, "m", d.link_bits), *link_port(side, "s", d.link_bits)]
+    if board is not None and board.dram_bits:
+        sigs += axi_master(DRAM_PREFIX, board.dram_bits, DRAM_ADDRESS_BITS)
     widths = CSR.parameters()
     return ([TopPort("input", 1, "clk"), TopPort("input", 1, "rst_n")]
             + [TopPort(s.direction, evaluate(s.width, widths), s.name) for s in sigs])
@@ -84,8 +101,10 @@ def board_values(d: Design, board: BoardDesign, layout: BoardLayout,
     """What `templates/board.sv.j2` prints for one board; ``program_words``: the instruction
     memory of each sequencer (train and forward-only halves)."""
     g = _Glue(d, board, layout, program_words)
+    ports = top_ports(d, board)
     return {"module": board.module, "index": board.index, "model": comment_text(d.model),
-            "ports": top_ports(d), "wires": g.wires, "assigns": g.assigns,
+            "ports": ports, "dram": [p for p in ports if p.name.startswith(DRAM_PREFIX)],
+            "wires": g.wires, "assigns": g.assigns,
             "instances": g.instances, "resources": layout.resources, "unread": g.unread()}
 
 
@@ -309,11 +328,12 @@ class _Glue:
             self.frame.append(f"{n}_err_frame")
 
     def link(self, q: str, res: Resource) -> None:
-        """Link framing towards one neighbour, behind the board's link ports."""
+        """Link framing towards one neighbour and the gearbox between its link words and the
+        board's link port beats."""
         side = res.name.split("_")[0]
         dw = self.d.data_width
         word = link_word_bits(dw)
-        tdata = link_data_bits(dw)
+        gear = (("WW", word), ("TW", self.d.link_bits))
         self.assigns.append(f"{q}_done = 1'b0")
         if res.module is LINK_TX:
             p = f"{q}_i0"
@@ -322,24 +342,35 @@ class _Glue:
                 self.wire(width, f"{side}_{name}")
             self.assigns += [f"{side}_s_data = {p}_data[{dw - 1}:0]",
                              f"{side}_s_last = {p}_last", f"{side}_s_valid = {p}_valid",
-                             f"{p}_ready = {side}_s_ready",
-                             f"m_axis_{side}_tdata = {tdata}'({side}_tx_data)",
-                             f"m_axis_{side}_tvalid = {side}_tx_valid",
-                             f"{side}_tx_ready = m_axis_{side}_tready",
-                             f"m_axis_{side}_tlast = 1'b0"]
-
+                             f"{p}_ready = {side}_s_ready"]
+            port = f"m_axis_{side}"
+            # a link word is {channel, last, data}: its last flag ends the gearbox's packet
+            self.instances.append(Instance(
+                LINK_PACK.name, f"u_{side}_pack", f"link words into {port} beats", gear, (),
+                (("clk", "clk"), ("rst", "rst"), ("s_data", f"{side}_tx_data"),
+                 ("s_last", f"{side}_tx_data[{dw}]"), ("s_valid", f"{side}_tx_valid"),
+                 ("s_ready", f"{side}_tx_ready"), ("m_data", f"{port}_tdata"),
+                 ("m_keep", f"{port}_tkeep"), ("m_last", f"{port}_tlast"),
+                 ("m_valid", f"{port}_tvalid"), ("m_ready", f"{port}_tready"))))
         else:
             p = f"{q}_o0"
             for width, name in ((dw, "m_data"), (1, "m_last"), (1, "m_valid"), (1, "m_ready"),
-                                (word, "rx_data"), (1, "rx_valid"), (1, "rx_ready")):
+                                (word, "rx_data"), (1, "rx_end"), (1, "rx_valid"),
+                                (1, "rx_ready")):
                 self.wire(width, f"{side}_{name}")
             # a link word is an element, sign-extended, or a part the mover joins into one
             self.assigns += [f"{p}_data = {WORD_BITS}'($signed({side}_m_data))",
                              f"{p}_last = {side}_m_last", f"{p}_valid = {side}_m_valid",
-                             f"{side}_m_ready = {p}_ready",
-                             f"{side}_rx_data = s_axis_{side}_tdata[{word - 1}:0]",
-                             f"{side}_rx_valid = s_axis_{side}_tvalid",
-                             f"s_axis_{side}_tready = {side}_rx_ready"]
+                             f"{side}_m_ready = {p}_ready"]
+            port = f"s_axis_{side}"
+            # the framing's last flags end each packet; the gearbox's own (rx_end) is unread
+            self.instances.append(Instance(
+                LINK_UNPACK.name, f"u_{side}_unpack", f"{port} beats into link words", gear, (),
+                (("clk", "clk"), ("rst", "rst"), ("s_data", f"{port}_tdata"),
+                 ("s_keep", f"{port}_tkeep"), ("s_last", f"{port}_tlast"),
+                 ("s_valid", f"{port}_tvalid"), ("s_ready", f"{port}_tready"),
+                 ("m_data", f"{side}_rx_data"), ("m_last", f"{side}_rx_end"),
+                 ("m_valid", f"{side}_rx_valid"), ("m_ready", f"{side}_rx_ready"))))
         suffix = "tx" if res.module is LINK_TX else "rx"
         self.instances += [inst for inst in link_instances(side, dw)
                            if inst.name == f"u_{side}_{suffix}"]
@@ -438,48 +469,47 @@ class _Glue:
 
 def cluster_values(d: Design) -> dict[str, Any]:
     """What `templates/cluster_top.sv.j2` prints: every board with its top ports prefixed
-    b<index>_, the link ports between neighbours wired through simulation link models."""
-    ports = top_ports(d)
-    word = link_word_bits(d.data_width)
+    b<index>_, the link ports between neighbours wired through simulation link models that
+    carry whole beats ({tlast, tkeep, tdata})."""
+    beat = d.link_bits + d.link_bits // 8 + 1
     models = []
     for lk in d.links:
         for src, side, dst, other in ((lk.west, "east", lk.west + 1, "west"),
                                       (lk.west + 1, "west", lk.west, "east")):
             q = f"link_{src}_{dst}"
             values = {"cfg_latency": lk.latency, "cfg_num": lk.num, "cfg_den": lk.den}
-            mports = LINK_MODEL.ports(W=word, DEPTH=LINK_MODEL_DEPTH)
+            mports = LINK_MODEL.ports(W=beat, DEPTH=LINK_MODEL_DEPTH)
             consts = tuple((f"{q}_{p.name}".upper(), p.width, literal(values[p.name], p.width))
                            for p in mports if p.role == CONFIG)
             a, b = f"b{src}_m_axis_{side}", f"b{dst}_s_axis_{other}"
             conns = (("clk", "clk"), ("rst", "rst"),
                      *((p.name, f"{q}_{p.name}".upper()) for p in mports if p.role == CONFIG),
-                     ("s_data", f"{a}_tdata[{word - 1}:0]"), ("s_valid", f"{a}_tvalid"),
-                     ("s_ready", f"{a}_tready"), ("m_data", f"{b}_tdata_w"),
-                     ("m_valid", f"{b}_tvalid"), ("m_ready", f"{b}_tready"))
+                     ("s_data", f"{{{a}_tlast, {a}_tkeep, {a}_tdata}}"),
+                     ("s_valid", f"{a}_tvalid"), ("s_ready", f"{a}_tready"),
+                     ("m_data", f"{b}_beat"), ("m_valid", f"{b}_tvalid"),
+                     ("m_ready", f"{b}_tready"))
             models.append({"inst": Instance(
                 LINK_MODEL.name, f"u_{q}",
-                f"link board {src} -> board {dst}: {lk.num} word(s) per {lk.den} cycle(s), "
-                f"{lk.latency} cycles latency", (("W", word), ("DEPTH", LINK_MODEL_DEPTH)),
-                consts, conns), "dst": b, "word": word})
-    linked = {m["dst"] for m in models} | {f"b{lk.west}_m_axis_east" for lk in d.links} | {
-        f"b{lk.west + 1}_m_axis_west" for lk in d.links}
+                f"link board {src} -> board {dst}: {lk.num} beat(s) of {d.link_bits} bits per "
+                f"{lk.den} cycle(s), {lk.latency} cycles latency",
+                (("W", beat), ("DEPTH", LINK_MODEL_DEPTH)), consts, conns), "dst": b})
+    linked = {m["dst"] for m in models}
+    ports = top_ports(d)
     boards = []
     for b in d.boards:
-        external = [p for p in ports if "_axis_east" not in p.name and "_axis_west" not in p.name
+        own = top_ports(d, b)
+        external = [p for p in own if "_axis_east" not in p.name and "_axis_west" not in p.name
                     and p.name not in ("clk", "rst_n")]
         links = [p for p in ports if "_axis_east" in p.name or "_axis_west" in p.name]
         boards.append({"index": b.index, "module": b.module, "external": external,
                        "links": links})
-    # what the cluster leaves unread: the link outputs of the chain's ends, link tlast and
-    # the bytes of tdata above the link word
+    # what the cluster leaves unread: the link outputs of the chain's ends
     unread = []
     for b in d.boards:
         for side in SIDES:
             m, s = f"b{b.index}_m_axis_{side}", f"b{b.index}_s_axis_{side}"
-            if s in linked:
-                unread += [f"{m}_tdata", f"{m}_tlast"]
-            else:
-                unread += [f"{m}_tdata", f"{m}_tvalid", f"{m}_tlast", f"{s}_tready"]
+            if s not in linked:
+                unread += [f"{m}_tdata", f"{m}_tkeep", f"{m}_tvalid", f"{m}_tlast",
+                           f"{s}_tready"]
     return {"model": comment_text(d.model), "boards": boards, "models": models,
-            "linked": sorted(linked), "link_bits": link_data_bits(d.data_width),
-            "unread": unread}
+            "linked": sorted(linked), "beat_bits": beat, "unread": unread}

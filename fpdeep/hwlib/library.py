@@ -206,6 +206,22 @@ LINK_RX = Module(
     (sink("s", "CHW+DW+1", last=None), source("m", "DW", lanes="NCH")),
     derived=_CHW)
 
+#: A link port beat's keep flags: one per byte of the beat.
+_BEAT_SIDE = (("keep", "TW//8"),)
+
+LINK_PACK = Module(
+    "fpdeep_link_pack", "link",
+    "gearbox: link words packed into the link port's beats, a partial beat at a packet's end",
+    {"WW": 18, "TW": 128},
+    (*CLOCKED, sink("s", "WW"), source("m", "TW", side=_BEAT_SIDE)),
+    derived={"N": "TW//WW", "CW": "clog2(N+1)"})
+
+LINK_UNPACK = Module(
+    "fpdeep_link_unpack", "link", "gearbox: the link port's beats back into link words",
+    {"WW": 18, "TW": 128},
+    (*CLOCKED, sink("s", "TW", side=_BEAT_SIDE), source("m", "WW")),
+    derived={"N": "TW//WW", "CW": "clog2(N+1)"})
+
 LINK_MODEL = Module(
     "fpdeep_link_model", "sim_models", "link latency and bandwidth (token bucket)",
     {"W": 18, "DEPTH": 256, "CW": 16},
@@ -333,7 +349,8 @@ BOARD_CTL = Module(
 #: Every module of hw/ by name, in the order the docs list them.
 MODULES: Mapping[str, Module] = MappingProxyType({m.name: m for m in (
     SKID_BUFFER, STREAM_FIFO, SDP_RAM, REQUANT, LOOP_NEST, TENSOR_WALKER, MAC_ARRAY, ENGINE,
-    POOL, RELU, ADD, FANOUT, PSUM, LOSS, SGD, LINK_TX, LINK_RX, AXIL_SLAVE, CSR,
+    POOL, RELU, ADD, FANOUT, PSUM, LOSS, SGD, LINK_TX, LINK_RX, LINK_PACK, LINK_UNPACK,
+    AXIL_SLAVE, CSR,
     STORE, MOVER_RD, MOVER_WR, SEQUENCER, HOST, BOARD_CTL, LINK_MODEL)})
 
 

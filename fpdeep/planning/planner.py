@@ -61,6 +61,7 @@ class LinkPlan:
     bytes_backward: int
     gbps_available: float
     cycles: int
+    rate: perf.LinkRate  # words per cycle the link's ports, source and line carry
 
 
 @dataclass(frozen=True)
@@ -217,9 +218,9 @@ def evaluate(
     for b in range(n - 1):
         fwd = int(chain.forward_bytes[cuts[b + 1]]) + extra_link[b]
         bwd = int(chain.backward_bytes[cuts[b + 1]]) + extra_link[b]
-        gbps = cluster.link_gbps[b]
-        cycles = perf.link_cycles(bytes_per_image=max(fwd, bwd), gbps=gbps, clock_mhz=clock)
-        links.append(LinkPlan(b, b + 1, fwd, bwd, gbps, cycles))
+        rate = cluster.link_rate(b)
+        cycles = perf.link_cycles(bytes_per_image=max(fwd, bwd), rate=rate)
+        links.append(LinkPlan(b, b + 1, fwd, bwd, cluster.link_gbps[b], cycles, rate))
     totals = _totals(chain, cluster, boards, links, batch, cuts)
     return Plan(chain.network, cluster, strategy, tuple(boards), tuple(links), totals, cuts)
 

@@ -32,6 +32,7 @@ def cluster_json(plan: Plan) -> dict[str, Any]:
         "count": c.size,
         "topology": c.topology,
         "link_gbps": list(c.link_gbps),
+        "link_port_bits": c.link_port_bits,
         "precision": c.precision,
         "clock_mhz": c.clock_mhz,
         "util_cap": c.util_cap,
@@ -60,6 +61,19 @@ def _generated_text(generated: PipelineFigures | str, *, batch: int, clock_mhz: 
             f"II {g['ii_cycles']:,} cycles ({g['bottleneck']}), {g['batch_cycles']:,} cycles "
             f"per step of {batch} = {g['first_image_cycles']:,} + {batch - 1} x II, "
             f"{g['images_per_s_batch']:,.1f} images/s")
+
+
+def link_rate_json(rate: perf.LinkRate) -> dict[str, Any]:
+    """What a link carries per cycle and what bounds it (the port, the source or the line)."""
+    return {"port_bits": rate.port_bits, "word_bits": rate.word_bits,
+            "words_per_cycle": rate.words_per_cycle, "bound": rate.bound,
+            "limits_words_per_cycle": {
+                "port": rate.words_per_beat, "source": rate.source_words_per_cycle,
+                "line rate": rate.line_words_per_cycle}}
+
+
+def _rate_text(rate: perf.LinkRate) -> str:
+    return f"{rate.words_per_cycle:.3g} ({rate.bound})"
 
 
 def plan_json(plan: Plan, generated: PipelineFigures | str | None = None) -> dict[str, Any]:
@@ -98,6 +112,8 @@ def plan_json(plan: Plan, generated: PipelineFigures | str | None = None) -> dic
             "gbps_needed": need,
             "gbps_available": lp.gbps_available,
             "utilisation": need / lp.gbps_available,
+            "cycles_per_image": lp.cycles,
+            **link_rate_json(lp.rate),
         })
     t = plan.totals
     return {
@@ -170,13 +186,19 @@ def plan_text(plan: Plan, generated: PipelineFigures | str | None = None) -> str
             [f"{lp.src}->{lp.dst}", format_count(lp.bytes_forward),
              format_count(lp.bytes_backward), f"{plan.gbps_needed(lp):.1f}",
              f"{lp.gbps_available:g}", _pct(plan.gbps_needed(lp), lp.gbps_available),
-             format_count(lp.cycles)]
+             _rate_text(lp.rate), format_count(lp.cycles)]
             for lp in plan.links
         ]
         out.append(format_table(
-            ["link", "fwd B/img", "bwd B/img", "Gb/s need", "Gb/s have", "use", "cycles"],
-            rows, right=[False] + [True] * 6,
+            ["link", "fwd B/img", "bwd B/img", "Gb/s need", "Gb/s have", "use",
+             "words/cycle", "cycles"],
+            rows, right=[False] + [True] * 7,
         ))
+        rate = plan.links[0].rate
+        out.append(f"(link ports {rate.port_bits} bits: {rate.words_per_beat} words of "
+                   f"{rate.word_bits} bits a beat; a hop moves the least of the port's words "
+                   f"per beat, the {rate.source_words_per_cycle:g} word(s) per cycle its "
+                   f"source supplies and the line rate's)")
     power = "estimate" if any(b.watts_is_estimate for b in c.boards) else "datasheet"
     out += [
         "",

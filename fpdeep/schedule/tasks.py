@@ -19,7 +19,8 @@ task's work but not its instructions, and the programs carry no WAIT for it.
 Each task is costed from what the generated RTL does: operands streamed into the engine banks
 and results out of them at one beat per cycle around ``fpdeep.planning.perf.engine_cycles``,
 element-wise units at one element per cycle, link hops store and forward at the generated
-link's word rate (at most one 16-bit word per cycle, whatever the line rate) plus its latency. The
+link's word rate (the least of its ports' words per beat, its line rate and the one word per
+cycle a store mover supplies) plus its latency and the last beat's unpacking. The
 protocol overheads (``LOAD_OVERHEAD`` etc., 1-2 cycles) are what the cluster simulation
 measures.
 
@@ -69,6 +70,9 @@ LOSS_OVERHEAD = 2
 # Cycles a link hop adds to its words and latency: the receiver's handshake of the last word
 # (measured in the cluster simulation).
 LINK_OVERHEAD = 1
+# Cycles the gearboxes behind the link ports (hw/link/) add to a hop besides unpacking its
+# last beat a word a cycle (measured in the cluster simulation).
+GEARBOX_OVERHEAD = 1
 # Bytes of one element on a link (16-bit data) and of a raw partial sum (48-bit accumulator,
 # sent as three 16-bit words).
 ELEM_BYTES = 2
@@ -126,9 +130,21 @@ def parse_item(text: str) -> tuple[str, str, tuple[int, int] | None]:
 
 
 def hop_cycles(words: int, link: LinkModel) -> int:
-    """Cycles to move ``words`` over one link of the design: at
-    ``num`` words per ``den`` cycles, after its latency, plus the framing's handshakes."""
-    return -(-words * link.den // link.num) + link.latency + LINK_OVERHEAD
+    """Cycles to move ``words`` over one link of the design: at ``word_num`` words per
+    ``word_den`` cycles, then its latency and the gearboxes' tail, plus the framing's
+    handshakes."""
+    return -(-words * link.word_den // link.word_num) + hop_tail(words, link) + LINK_OVERHEAD
+
+
+def hop_tail(words: int, link: LinkModel) -> int:
+    """Cycles of a hop after its last word has entered the link: the latency, the beat
+    registers and the receiver unpacking the last (perhaps partial) beat a word a cycle."""
+    last_beat = (words - 1) % link.words_per_beat + 1 if words else 0
+    return link.latency + GEARBOX_OVERHEAD + max(last_beat - 1, 0)
+
+
+def _link_words(task: Task) -> int:
+    return -(-task.bytes // ELEM_BYTES)
 
 
 def link_hops(task: Task) -> list[tuple[int, int]]:
@@ -184,8 +200,7 @@ def task_cycles(task: Task, *, links: Sequence[LinkModel]) -> int:
                               + ", ".join(repr(k) for k in _UNIT_CYCLES))
         return _UNIT_CYCLES[task.rtl](task)
     if task.kind == "link":
-        words = -(-task.bytes // ELEM_BYTES)
-        return sum(hop_cycles(words, links[min(a, b)]) for a, b in link_hops(task))
+        return sum(hop_cycles(_link_words(task), links[min(a, b)]) for a, b in link_hops(task))
     raise FpdeepError(f"unknown task kind {task.kind!r}; known: {', '.join(KINDS)}")
 
 
@@ -194,7 +209,8 @@ def link_latency(task: Task, *, links: Sequence[LinkModel]) -> int:
     (the link takes the next item meanwhile); 0 for any other task."""
     if task.kind != "link":
         return 0
-    return sum(links[min(a, b)].latency for a, b in link_hops(task))
+    words = _link_words(task)
+    return sum(hop_tail(words, links[min(a, b)]) for a, b in link_hops(task))
 
 
 def timeline(tasks: Sequence[Task], durations: Sequence[int],
