@@ -178,8 +178,8 @@ def test_sim_options_checked_before_the_simulator_runs(built, capsys, monkeypatc
 
 @pytest.mark.parametrize(("name", "content", "message"), [
     ("design.json", "{not json", "design.json' cannot be read (not valid JSON)"),
-    ("design.json", "[]", "is not a version 2 fpdeep design"),
-    ("design.json", '{"format": "fpdeep design", "version": 2, "boards": 3}', "is damaged"),
+    ("design.json", "[]", "is not a version 3 fpdeep design"),
+    ("design.json", '{"format": "fpdeep design", "version": 3, "boards": 3}', "is damaged"),
     ("plan.json", '{"model": 1}', "is not a plan fpdeep wrote"),
     ("sim/result.json", "\x00\x01", "result.json' cannot be read (not valid JSON)"),
 ])
