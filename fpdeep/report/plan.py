@@ -62,12 +62,20 @@ def _generated_text(generated: PipelineFigures | str, *, batch: int, clock_mhz: 
             f"{g['images_per_s_batch']:,.1f} images/s")
 
 
+def _blocks(placed: int | None, bits: int, block_bits: int) -> int:
+    """Blocks a board's memory takes: as placed, or for an estimate in bits whole blocks."""
+    if placed is not None:
+        return placed
+    return -(-bits // block_bits) if block_bits else 0
+
+
 def plan_json(plan: Plan, generated: PipelineFigures | str | None = None) -> dict[str, Any]:
     """The JSON schema of `fpdeep plan --json` (issue 3); with ``generated``, the figures of the
     design `fpdeep build` makes of the plan (``fpdeep.schedule.tasks.generated_figures``), or why it
     cannot be built."""
     boards = []
     for bp in plan.boards:
+        board = plan.cluster.boards[bp.index]
         boards.append({
             "index": bp.index,
             "board": plan.cluster.boards[bp.index].name,
@@ -81,10 +89,19 @@ def plan_json(plan: Plan, generated: PipelineFigures | str | None = None) -> dic
             ],
             "dsp_used": bp.dsp_used,
             "dsp_available": bp.dsp_available,
+            # the generated tensor store's banks once the plan is lowered, else the search
+            # model's estimate (its blocks: the bits over whole blocks)
+            "memory_from": "store" if bp.store is not None else "estimate",
             "bram_bits_used": bp.memory.bram_bits,
+            "bram_blocks_used": _blocks(bp.memory.bram_blocks, bp.memory.bram_bits,
+                                        board.bram_block_bits),
             "bram_bits_available": bp.bram_bits_available,
+            "bram_blocks_available": board.bram_blocks,
             "uram_bits_used": bp.memory.uram_bits,
+            "uram_blocks_used": _blocks(bp.memory.uram_blocks, bp.memory.uram_bits,
+                                        board.uram_block_bits),
             "uram_bits_available": bp.uram_bits_available,
+            "uram_blocks_available": board.uram_blocks,
             "cycles_per_image": bp.compute_cycles,
         })
     links = []
