@@ -245,7 +245,7 @@ def with_stores(plan: Plan, stores: Sequence[BoardStore]) -> Plan:
             raise DoesNotFit(
                 f"board {bp.index} ({board.name}): its tensor store for {store.images} "
                 f"image(s) takes {store.bram_blocks:,} BRAM36 blocks ({store.bits / 8e6:.2f} MB "
-                f"in {len(store.banks)} banks), more than its {bram:,} BRAM36 and {uram:,} URAM "
+                f"in {len(store.banks)} bank(s)), more than its {bram:,} BRAM36 and {uram:,} URAM "
                 f"blocks within the {cap:.0%} utilisation cap hold: use more boards, a larger "
                 f"board or a smaller --batch")
         memory = MemoryPlan(bram_bits=sum(b.bits for b in placed.bram),

@@ -164,14 +164,16 @@ def plan_text(plan: Plan, generated: PipelineFigures | str | None = None) -> str
     ]
     rows = []
     for bp in plan.boards:
-        mem = bp.memory
+        mem, board = bp.memory, c.boards[bp.index]
         rows.append([
             str(bp.index), _layers_of(bp), f"{bp.dsp_used}/{bp.dsp_available}",
             "/".join(f"{v / 8e6:.1f}" for v in (bp.storage.weights, bp.storage.grads,
                                                 bp.storage.stash,
                                                 bp.storage.buffers + bp.storage.streams)),
-            _pct(mem.bram_bits, bp.bram_bits_available),
-            _pct(mem.uram_bits, bp.uram_bits_available),
+            _pct(_blocks(mem.bram_blocks, mem.bram_bits, board.bram_block_bits),
+                 board.bram_blocks),
+            _pct(_blocks(mem.uram_blocks, mem.uram_bits, board.uram_block_bits),
+                 board.uram_blocks),
             f"{mem.spilled_bits / 8e6:.1f} MB -> {bp.spill_to}" if mem.spilled_bits else "-",
             format_count(bp.compute_cycles), format_count(bp.memory_cycles),
         ])
@@ -180,7 +182,11 @@ def plan_text(plan: Plan, generated: PipelineFigures | str | None = None) -> str
          "mem cycles"],
         rows, right=[True, False, True, True, True, True, False, True, True],
     ))
-    out.append("(W/G/S/B: weights, gradient accumulators, activation stash, buffers)")
+    out.append("(W/G/S/B: weights, gradient accumulators, activation stash, buffers; BRAM, "
+               "URAM: blocks used, "
+               + ("the generated tensor store's banks)" if all(bp.store is not None
+                                                                for bp in plan.boards)
+                  else "estimated)"))
     if plan.links:
         out.append("")
         rows = [
