@@ -473,6 +473,7 @@ def board_layouts(d: Design, network: Network, *, batch: int) -> list[BoardLayou
     for layout in layouts:
         if any(r.unit is not None and r.unit.kind == "loss" for r in layout.resources):
             need(layout.index, "exp", len(golden_loss.EXP2_TABLE), False)
+        items: list[tuple[str, int]] = []  # (item, depth), in bank order
         for key, (words, per_image) in sorted(sizes[layout.index].items()):
             if key.startswith(("act:", "err:", "psum:")):
                 full, per_image = rules.words(key)
@@ -481,19 +482,17 @@ def board_layouts(d: Design, network: Network, *, batch: int) -> list[BoardLayou
             if depth > 1 << BANK_ADDRESS_BITS:
                 raise FpdeepError(f"board {layout.index}: {key} needs {depth} words, more "
                                   f"than a store bank addresses ({1 << BANK_ADDRESS_BITS})")
-            layout.regions[key] = Region(len(layout.banks), words, per_image)
-            layout.banks.append(StoreBank(key, depth, 0))
+            layout.regions[key] = Region(len(items), words, per_image)
+            items.append((key, depth))
         constants = constant_contents(d, layout)
-        banks = []
-        for bank in layout.banks:
+        for key, depth in items:
             # what no task writes the host loads: constants as wide as their values, weights,
             # biases, images and labels as data
-            width = widths[layout.index].get(bank.item) or (
-                signed_bits(constants[bank.item]) if bank.item in constants else d.data_width)
+            width = widths[layout.index].get(key) or (
+                signed_bits(constants[key]) if key in constants else d.data_width)
             # resources reading one bank at once would share its rate: a copy for each
-            copies = read_copies(len(readers[layout.index].get(bank.item, ())))
-            banks.append(StoreBank(bank.item, bank.depth, width, copies))
-        layout.banks = banks
+            copies = read_copies(len(readers[layout.index].get(key, ())))
+            layout.banks.append(StoreBank(key, depth, width, copies))
     return layouts
 
 
