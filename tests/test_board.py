@@ -268,25 +268,81 @@ def test_an_unknown_unit_kind_names_the_known_ones():
         unit_parts("gelu")
 
 
-def test_the_store_in_the_rtl_is_the_one_plan_json_reports(tmp_path):
+def _rtl_store(top: str) -> list[tuple[int, int, int]]:
+    """(depth, width, copies) of every bank of the board top's fpdeep_store, from its
+    parameters as rendered."""
+    inst = top[top.index("fpdeep_store #("):top.index("u_store (")]
+
+    def vector(name: str, bits: int, nb: int) -> list[int]:
+        value = int(re.search(rf"\.{name}\(\d+'h([0-9a-f]+)\)", inst)[1], 16)
+        return [(value >> (bits * k)) & ((1 << bits) - 1) for k in range(nb)]
+
+    nb = int(re.search(r"\.NB\((\d+)\)", inst)[1])
+    return list(zip(vector("DEPTHS", 32, nb), vector("WIDTHS", 8, nb), vector("READS", 2, nb),
+                    strict=True))
+
+
+def _ug573_blocks(depth: int, width: int) -> int:
+    """BRAM36 blocks of a depth x width simple dual-port memory built from one of UG573's
+    seven aspect ratios (512x72 ... 32Kx1), the cheapest."""
+    ratios = [(512, 72), (1024, 36), (2048, 18), (4096, 9), (8192, 4), (16384, 2), (32768, 1)]
+    return min(-(-width // w) * -(-depth // d) for d, w in ratios)
+
+
+def _check_store_is_planned(out, batch):
     import json
 
+    plan = json.loads((out / "plan.json").read_text())
+    store = plan["generated"]["store"]
+    assert [e["board"] for e in store] == [b["index"] for b in plan["boards"]]
+    for entry, board in zip(store, plan["boards"], strict=True):
+        top = (out / "rtl" / f"board_{entry['board']}" /
+               f"fpdeep_board_{entry['board']}.sv").read_text()
+        rtl = _rtl_store(top)
+        assert rtl == [(b["depth"], b["width"], b["read_ports"]) for b in entry["banks"]]
+        bits = sum(d * w * c for d, w, c in rtl)
+        blocks = sum(c * _ug573_blocks(d, w) for d, w, c in rtl)
+        # the planner's memory figure is the RTL store, bit for bit and block for block
+        assert board["memory_from"] == "store"
+        assert board["bram_bits_used"] + board["uram_bits_used"] == bits == entry["bits"]
+        assert board["bram_blocks_used"] == blocks == entry["bram36_blocks"]
+        assert board["uram_blocks_used"] == 0
+        banks = {b["item"]: b for b in entry["banks"]}
+        # raw sums keep the accumulator's 48 bits; data, weights and errors 16
+        for item, bank in banks.items():
+            if item.startswith(("acc:", "psum:")):
+                assert bank["width"] == 48, item
+            elif item.startswith(("act:", "err:", "w:", "b:")):
+                assert bank["width"] == 16, item
+        # activations, errors and partial sums are kept for every image of the batch
+        acts = [b for item, b in banks.items() if item.startswith("act:")]
+        assert acts and all(b["depth"] % batch == 0 for b in acts)
+        # design.json carries the same plan
+        design = json.loads((out / "design.json").read_text())
+        planned = design["plan"]["boards"][entry["board"]]
+        assert planned["memory"]["bram_bits"] == board["bram_bits_used"]
+        assert planned["memory"]["bram_blocks"] == blocks
+
+
+def test_the_store_in_the_rtl_is_the_one_plan_json_reports(tmp_path):
     from fpdeep.cli import main
 
     out = tmp_path / "b"
     assert main(["build", str(DIGITS), "--board", "zcu102", "--boards", "2", "--batch", "3",
                  "-o", str(out)]) == 0
-    store = json.loads((out / "plan.json").read_text())["generated"]["store"]
-    for entry in store:
-        text = (out / "rtl" / f"board_{entry['board']}" /
-                f"fpdeep_board_{entry['board']}.sv").read_text()
-        inst = text[text.index("fpdeep_store #("):text.index("u_store (")]
-        nb = int(re.search(r"\.NB\((\d+)\)", inst)[1])
-        depths = int(re.search(r"\.DEPTHS\(\d+'h([0-9a-f]+)\)", inst)[1], 16)
-        reads = int(re.search(r"\.READS\(\d+'h([0-9a-f]+)\)", inst)[1], 16)
-        rtl = [((depths >> (32 * k)) & 0xFFFFFFFF, (reads >> (2 * k)) & 3) for k in range(nb)]
-        assert rtl == [(b["depth"], b["read_ports"]) for b in entry["banks"]]
-        assert entry["bits"] == sum(d * 48 * p for d, p in rtl)
-        # activations, errors and partial sums are kept for every image of the batch
-        acts = [b for b in entry["banks"] if b["item"].startswith("act:")]
-        assert acts and all(b["depth"] % 3 == 0 for b in acts)
+    _check_store_is_planned(out, 3)
+
+
+def test_the_store_of_a_residual_design_on_three_boards_is_planned(tmp_path):
+    from golden_nets import residual_cnn
+
+    from fpdeep.cli import main
+
+    model = tmp_path / "res.onnx"
+    residual_cnn(model)
+    out = tmp_path / "b"
+    assert main(["build", str(model), "--board", "zcu102", "--boards", "3", "--batch", "2",
+                 "-o", str(out)]) == 0
+    _check_store_is_planned(out, 2)
+
+

@@ -31,7 +31,13 @@ from fpdeep.codegen.ports import (
 from fpdeep.design.engine import ACC_BITS
 from fpdeep.design.lower import BoardDesign, Design
 from fpdeep.hwlib import CSR, LINK_MODEL, LINK_PACK, LINK_RX, LINK_TX, LINK_UNPACK, MODULES
-from fpdeep.hwlib.protocol import BANK_ADDRESS_BITS, BANK_BITS, WORD_BITS, WORD_LENGTH_BITS
+from fpdeep.hwlib.protocol import (
+    BANK_ADDRESS_BITS,
+    BANK_BITS,
+    BANK_WIDTH_BITS,
+    WORD_BITS,
+    WORD_LENGTH_BITS,
+)
 from fpdeep.hwlib.signature import (
     CLOCK,
     CONFIG,
@@ -400,7 +406,7 @@ class _Glue:
              ("fault", "host_fault"), ("fault_code", "host_code"))))
 
     def depths(self) -> str:
-        return _vec([depth for _, depth in self.layout.banks], 32)
+        return _vec([bank.depth for bank in self.layout.banks], 32)
 
     def store(self) -> None:
         nr, nw = len(self.rd_clients), len(self.wr_clients)
@@ -414,13 +420,12 @@ class _Glue:
         self.instances.append(Instance(
             "fpdeep_store", "u_store",
             "tensor store: " + ", ".join(
-                f"bank {k} {comment_text(name)} ({depth} words"
-                + (f", {ports} read ports)" if ports > 1 else ")")
-                for k, ((name, depth), ports) in enumerate(zip(self.layout.banks,
-                                                                self.layout.read_ports,
-                                                                strict=True))),
+                f"bank {k} {comment_text(bank.item)} ({bank.depth} x {bank.width} bits"
+                + (f", {bank.copies} read ports)" if bank.copies > 1 else ")")
+                for k, bank in enumerate(self.layout.banks)),
             (("NB", len(self.layout.banks)), ("NR", nr), ("NW", nw), ("DEPTHS", self.depths()),
-             ("READS", _vec(self.layout.read_ports, 2))),
+             ("WIDTHS", _vec([bank.width for bank in self.layout.banks], BANK_WIDTH_BITS)),
+             ("READS", _vec([bank.copies for bank in self.layout.banks], 2))),
             (),
             (("clk", "clk"), ("rst", "rst"), *((s, f"st_{s}") for s in (
                 "rd_req", "rd_bank", "rd_addr", "rd_gnt", "rd_valid", "rd_data", "wr_req",
@@ -428,8 +433,8 @@ class _Glue:
 
     def control(self) -> None:
         nb = len(self.layout.banks)
-        required = sum(1 << k for k, (name, _) in enumerate(self.layout.banks)
-                       if name.startswith(("w:", "b:", "exp", "table:", "zero")))
+        required = sum(1 << k for k, bank in enumerate(self.layout.banks)
+                       if bank.item.startswith(("w:", "b:", "exp", "table:", "zero")))
         for width, name in ((1, "go"), (1, "mode"), (1, "cancel"), (1, "csr_start"),
                             (1, "csr_soft_reset"), (1, "csr_mode"), (16, "csr_batch"),
                             (2, "state"), (8, "error_code"), (32, "step_count"),

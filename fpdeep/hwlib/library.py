@@ -280,9 +280,9 @@ def _write_client(prefix: str = "wr") -> tuple[Signal, ...]:
 
 STORE = Module(
     "fpdeep_store", "board",
-    "the on-chip tensor store: NB banks of simple dual-port RAM shared by NR read and NW "
-    "write clients, round robin per bank",
-    {"NB": 1, "NR": 1, "NW": 1, **_STORE, "DEPTHS": 1024, "READS": 1},
+    "the on-chip tensor store: NB banks of simple dual-port RAM, each as wide as what it "
+    "holds, shared by NR read and NW write clients, round robin per bank",
+    {"NB": 1, "NR": 1, "NW": 1, **_STORE, "DEPTHS": 1024, "WIDTHS": 48, "READS": 1},
     (*CLOCKED, _in("rd_req", "NR", DATA), _in("rd_bank", "NR*BW", DATA),
      _in("rd_addr", "NR*AW", DATA), _out("rd_gnt", "NR", DATA), _out("rd_valid", "NR", DATA),
      _out("rd_data", "NR*WIDTH", DATA), _in("wr_req", "NW", DATA),
