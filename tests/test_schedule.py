@@ -104,7 +104,7 @@ def test_timeline_keeps_dependencies_and_one_task_per_resource():
             assert span[k][1] > run[(t.engine, t.image + 1)][0]
     # (the formula counts the one-image fill whole; the double buffers overlap part of it)
     figures = pipeline_figures(d, network)
-    assert abs(figures.batch_cycles(4) - total) <= 0.05 * total
+    assert abs(figures.batch_cycles(4) - total) <= 0.06 * total
 
 
 def test_links_go_hop_by_hop_at_their_word_rate():

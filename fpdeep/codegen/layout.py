@@ -468,6 +468,8 @@ def board_layouts(d: Design, network: Network, *, batch: int) -> list[BoardLayou
 
     tasks = schedule(d, network, batch=1).tasks
     for t in tasks:
+        if t.kind == "run":  # an engine's loop nest moves nothing through the store
+            continue
         boards = [t.board, t.dst] if t.kind == "link" else [t.board]
         for b in boards:
             res = layouts[b].resources[layouts[b].resource(t.resource)]
