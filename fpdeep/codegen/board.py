@@ -176,8 +176,8 @@ class _Glue:
         self.assigns.append(f"ended_all[{r * 32} +: 32] = {q}_ended")
         # what the CSR counts as active: an engine's runs (its operand sequencer only waits
         # for a free half meanwhile) and the words of its drains (its output sequencer waits
-        # for results), any other resource's passes
-        if res.shares:
+        # for results; a link's receiving side likewise), any other resource's passes
+        if res.shares or res.module is LINK_RX:  # it waits for words: count the words
             active = " || ".join(f"{q}_o{k}_moved" for k in range(len(res.outs)))
         else:
             active = f"{res.name}_busy" if res.engine is not None else f"running[{r}]"

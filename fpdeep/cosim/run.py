@@ -341,7 +341,8 @@ def _resource_figures(design: Design, tasks: Sequence[Task],
     engines = {task.resource.removesuffix(RUN) for task in tasks if task.kind == "run"}
     for task in tasks:
         # an engine's row counts its runs; its operand passes only wait for free halves
-        key = task.resource.removesuffix(RUN) if task.kind != "engine" else ""
+        # (a link's cycles include its words in flight: no figure for its two sides)
+        key = task.resource.removesuffix(RUN) if task.kind not in ("engine", "link") else ""
         if key:
             modelled[key] = modelled.get(key, 0) + task_cycles(task, links=design.links)
     out = []
