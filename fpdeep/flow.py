@@ -32,7 +32,7 @@ from fpdeep.numerics import Numerics
 from fpdeep.ops.batchnorm import BN_MODES, with_batchnorm
 from fpdeep.planning.cluster import DEFAULT_UTIL_CAP, PIPELINING, Cluster, make_cluster
 from fpdeep.planning.partition import STRATEGIES
-from fpdeep.planning.planner import DEFAULT_BATCH, Plan
+from fpdeep.planning.planner import DEFAULT_BATCH, Plan, with_stores
 from fpdeep.planning.planner import plan as plan_network
 from fpdeep.progress import Progress
 from fpdeep.resources import PACKAGE_DIR
@@ -231,12 +231,25 @@ def plan(state: FlowState, config: BuildConfig) -> FlowState:
 
 
 def lower(state: FlowState, config: BuildConfig) -> FlowState:
-    """The design of every board; FpdeepError when the plan cannot be built."""
+    """The design of every board, and the plan with the memory figures of the tensor stores
+    that design has; FpdeepError when the plan cannot be built."""
+    network, planned = _need(state, "network", "lower"), _need(state, "plan", "lower")
+    built, placed = _lowered(network, planned, numerics=config.numerics, loss=config.loss)
+    return replace(state, design=built, plan=placed)
+
+
+def _lowered(network: Network, planned: Plan, *, numerics: Numerics | None,
+             loss: str) -> tuple[Design, Plan]:
+    """The design lowered from ``planned``, and ``planned`` with its boards' memory figures
+    taken from the design's tensor stores: the store is what the RTL has, known only once the
+    plan is lowered (its items come from the step's tasks), so the planner's search estimates
+    it and this replaces the estimate and checks the store fits."""
+    from fpdeep.codegen.layout import board_stores
     from fpdeep.design.lower import lower as lower_plan
 
-    built = lower_plan(_need(state, "network", "lower"), _need(state, "plan", "lower"),
-                       numerics=config.numerics, loss=config.loss)
-    return replace(state, design=built)
+    built = lower_plan(network, planned, numerics=numerics, loss=loss)
+    stores = board_stores(built, network, batch=planned.totals.batch)
+    return built, with_stores(planned, stores)
 
 
 def schedule(state: FlowState, config: BuildConfig) -> FlowState:
@@ -284,10 +297,19 @@ def run(steps: Sequence[Step], config: BuildConfig, state: FlowState | None = No
 def generated_design(state: FlowState, config: BuildConfig) -> PipelineFigures | str:
     """The figures of the design `fpdeep build` would generate from the state's plan, or the
     reason it cannot be built (the same check build makes)."""
+    return _generated(state, config)[1]
+
+
+def _generated(state: FlowState,
+               config: BuildConfig) -> tuple[FlowState, PipelineFigures | str]:
+    """The state lowered and scheduled (its plan's memory that of the generated stores) with
+    the design's figures, or the state as it was and why it cannot be built."""
     try:
-        return run((lower, schedule), config, state).figures
+        built = run((lower, schedule), config, state)
     except FpdeepError as exc:
-        return str(exc)
+        return state, str(exc)
+    assert built.figures is not None
+    return built, built.figures
 
 
 def build(config: BuildConfig, *, progress: Progress | None = None) -> FlowState:
@@ -365,8 +387,8 @@ def plan_report(config: BuildConfig, *, sweep: Sequence[int] | None = None,
         rows = sweep_rows(list(zip(sweep, results, strict=True)),
                           generated=lambda p: generated_design(replace(loaded, plan=p), config))
     config = replace(config, boards=config.boards if config.boards is not None else max(sweep))
-    planned = plan(loaded, config)
-    return PlanReport(planned, generated_design(planned, config), rows)
+    state, generated = _generated(plan(loaded, config), config)
+    return PlanReport(state, generated, rows)
 
 
 def demo(output: str | Path, *, show: Callable[[str], None],
@@ -383,9 +405,10 @@ def demo(output: str | Path, *, show: Callable[[str], None],
     state = run(PLAN_STEPS, build, progress=progress)
     show(workload_table(state.network, state.workload, model=Path(build.model).name))
     show("\n== plan")
-    show(plan_text(state.plan, generated_design(state, build)))
+    state = run((lower, schedule), build, state)
+    show(plan_text(state.plan, state.figures))
     show("== build")
-    out = run((lower, schedule, emit), build, state).output
+    out = run((emit,), build, state).output
     show(f"wrote {out}")
     show("\n== sim (a minute or two: Verilator builds the cluster once)")
     result = simulate(out, run_config, progress=progress)
@@ -405,10 +428,9 @@ def write_build(network: Network, result: Plan, out: str | Path, *,
     with custom cuts); ``model_files`` as ``fpdeep.frontend.reader.model_files`` gives."""
     from fpdeep.codegen.build import emit as write_folder
     from fpdeep.codegen.program import design_figures
-    from fpdeep.design.lower import lower as lower_plan
     from fpdeep.report.plan import plan_json
 
-    built = lower_plan(network, result, numerics=numerics, loss=loss)
+    built, result = _lowered(network, result, numerics=numerics, loss=loss)
     figures = design_figures(built, network)
     return write_folder(built, result, out, network=network, plan_report=plan_json(result, figures),
                         model_files=model_files, input_shape=input_shape, force=force)

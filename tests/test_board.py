@@ -179,6 +179,7 @@ def test_every_instance_connects_each_declared_port_once(network, boards):
 #: The ports a board top has (issue 13): clock, reset, the host stream pair, the AXI4-Lite
 #: CSR slave and the east and west link streams; written out here, not taken from codegen.
 _AXIS = ("tdata", "tvalid", "tready", "tlast")
+_LINK = ("tdata", "tkeep", "tvalid", "tready", "tlast")
 _AXIL = ("awaddr", "awprot", "awvalid", "awready", "wdata", "wstrb", "wvalid", "wready",
          "bresp", "bvalid", "bready", "araddr", "arprot", "arvalid", "arready", "rdata", "rresp",
          "rvalid", "rready")
@@ -186,7 +187,7 @@ BOARD_TOP_PORTS = {"clk", "rst_n",
                    *(f"{s}_axis_host_{x}" for s in "sm" for x in _AXIS),
                    *(f"s_axil_{x}" for x in _AXIL),
                    *(f"{s}_axis_{side}_{x}" for s in "sm" for side in ("east", "west")
-                     for x in _AXIS)}
+                     for x in _LINK)}
 
 
 @pytest.mark.parametrize("boards", [1, 2, 3])
@@ -200,6 +201,63 @@ def test_board_tops_have_exactly_the_accelerator_ports(network, boards):
         widths = {p.name: p.width for p in top_ports(d)}
         assert widths["s_axis_host_tdata"] == widths["m_axis_host_tdata"] == 64
         assert widths["s_axil_wdata"] == 32
+        # the link ports are as wide as the design parameter: 2 x 10.3125 Gb/s of ZCU102 links
+        # carry 20 Gb/s of payload, 80 bits a cycle at 250 MHz, so 128 bits
+        assert d.link_bits == 128
+        for side in ("east", "west"):
+            for port in (f"m_axis_{side}", f"s_axis_{side}"):
+                declared = re.search(rf"^\s*(?:input|output) .*?\[(\d+):0\] {port}_tdata,", text,
+                                     re.M)
+                assert declared and int(declared[1]) + 1 == d.link_bits, (b.index, port)
+                assert widths[f"{port}_tkeep"] == d.link_bits // 8
+
+
+def test_link_port_width_follows_the_planned_link_rate(network):
+    # 100 Gb/s payload at 250 MHz: 400 bits a cycle, 448-bit ports (24 link words a beat)
+    plan = fpdeep.plan(network, fpdeep.make_cluster(board="vcu118", boards=2), batch=4)
+    assert plan.cluster.link_port_bits == 448
+    d = lower(network, plan)
+    assert d.link_bits == 448 and d.links[0].words_per_beat == 24
+    assert {p.name: p.width for p in top_ports(d)}["m_axis_east_tdata"] == 448
+
+
+def test_a_board_top_declares_the_memory_master_where_the_plan_needs_it(network, tmp_path):
+    from dataclasses import replace
+
+    from fpdeep.codegen.ports import board_modules
+    from fpdeep.cosim.simulator import hw_sources, lint, simulator_available
+    from fpdeep.cosim.yosys import check_hierarchy, yosys_available
+
+    d = lower(network, _plan(network, 2))
+    assert all(b.dram_bits == 0 for b in d.boards)  # this plan keeps everything on chip
+    assert not any(p.name.startswith("m_axi_dram") for p in top_ports(d, d.boards[0]))
+    # board 1 keeps tensors off chip in 512-bit words
+    d = replace(d, boards=(d.boards[0], replace(d.boards[1], dram_bits=512)))
+    ports = {p.name: p for p in top_ports(d, d.boards[1])}
+    dram = {name: p for name, p in ports.items() if name.startswith("m_axi_dram_")}
+    channels = {"aw": ("id", "addr", "len", "size", "burst", "lock", "cache", "prot", "qos"),
+                "w": ("data", "strb", "last"), "b": ("id", "resp"),
+                "ar": ("id", "addr", "len", "size", "burst", "lock", "cache", "prot", "qos"),
+                "r": ("id", "data", "resp", "last")}
+    expected = {f"m_axi_dram_{c}{x}" for c, xs in channels.items()
+                for x in (*xs, "valid", "ready")}
+    assert set(dram) == expected
+    assert dram["m_axi_dram_wdata"].width == dram["m_axi_dram_rdata"].width == 512
+    assert dram["m_axi_dram_wstrb"].width == 64
+    assert dram["m_axi_dram_awvalid"].direction == "output"
+    assert dram["m_axi_dram_rdata"].direction == "input"
+    assert dram["m_axi_dram_bready"].direction == "output"
+    text = board_tops(d, network, batch=4)[1]
+    header = text[text.index("module fpdeep_board_1 ("):text.index(");")]
+    assert set(re.findall(r"^\s*(?:input|output)\s.*?(\w+),?$", header, re.M)) == \
+        BOARD_TOP_PORTS | expected
+    top = tmp_path / "fpdeep_board_1.sv"
+    top.write_text(text)
+    sources = [*hw_sources(*(m.name for m in board_modules())), top]
+    if simulator_available("verilator"):
+        lint("fpdeep_board_1", sources=sources)
+    if yosys_available():
+        check_hierarchy("fpdeep_board_1", sources)
 
 
 def test_an_unknown_unit_kind_names_the_known_ones():
@@ -210,25 +268,81 @@ def test_an_unknown_unit_kind_names_the_known_ones():
         unit_parts("gelu")
 
 
-def test_the_store_in_the_rtl_is_the_one_plan_json_reports(tmp_path):
+def _rtl_store(top: str) -> list[tuple[int, int, int]]:
+    """(depth, width, copies) of every bank of the board top's fpdeep_store, from its
+    parameters as rendered."""
+    inst = top[top.index("fpdeep_store #("):top.index("u_store (")]
+
+    def vector(name: str, bits: int, nb: int) -> list[int]:
+        value = int(re.search(rf"\.{name}\(\d+'h([0-9a-f]+)\)", inst)[1], 16)
+        return [(value >> (bits * k)) & ((1 << bits) - 1) for k in range(nb)]
+
+    nb = int(re.search(r"\.NB\((\d+)\)", inst)[1])
+    return list(zip(vector("DEPTHS", 32, nb), vector("WIDTHS", 8, nb), vector("READS", 2, nb),
+                    strict=True))
+
+
+def _ug573_blocks(depth: int, width: int) -> int:
+    """BRAM36 blocks of a depth x width simple dual-port memory built from one of UG573's
+    seven aspect ratios (512x72 ... 32Kx1), the cheapest."""
+    ratios = [(512, 72), (1024, 36), (2048, 18), (4096, 9), (8192, 4), (16384, 2), (32768, 1)]
+    return min(-(-width // w) * -(-depth // d) for d, w in ratios)
+
+
+def _check_store_is_planned(out, batch):
     import json
 
+    plan = json.loads((out / "plan.json").read_text())
+    store = plan["generated"]["store"]
+    assert [e["board"] for e in store] == [b["index"] for b in plan["boards"]]
+    for entry, board in zip(store, plan["boards"], strict=True):
+        top = (out / "rtl" / f"board_{entry['board']}" /
+               f"fpdeep_board_{entry['board']}.sv").read_text()
+        rtl = _rtl_store(top)
+        assert rtl == [(b["depth"], b["width"], b["read_ports"]) for b in entry["banks"]]
+        bits = sum(d * w * c for d, w, c in rtl)
+        blocks = sum(c * _ug573_blocks(d, w) for d, w, c in rtl)
+        # the planner's memory figure is the RTL store, bit for bit and block for block
+        assert board["memory_from"] == "store"
+        assert board["bram_bits_used"] + board["uram_bits_used"] == bits == entry["bits"]
+        assert board["bram_blocks_used"] == blocks == entry["bram36_blocks"]
+        assert board["uram_blocks_used"] == 0
+        banks = {b["item"]: b for b in entry["banks"]}
+        # raw sums keep the accumulator's 48 bits; data, weights and errors 16
+        for item, bank in banks.items():
+            if item.startswith(("acc:", "psum:")):
+                assert bank["width"] == 48, item
+            elif item.startswith(("act:", "err:", "w:", "b:")):
+                assert bank["width"] == 16, item
+        # activations, errors and partial sums are kept for every image of the batch
+        acts = [b for item, b in banks.items() if item.startswith("act:")]
+        assert acts and all(b["depth"] % batch == 0 for b in acts)
+        # design.json carries the same plan
+        design = json.loads((out / "design.json").read_text())
+        planned = design["plan"]["boards"][entry["board"]]
+        assert planned["memory"]["bram_bits"] == board["bram_bits_used"]
+        assert planned["memory"]["bram_blocks"] == blocks
+
+
+def test_the_store_in_the_rtl_is_the_one_plan_json_reports(tmp_path):
     from fpdeep.cli import main
 
     out = tmp_path / "b"
     assert main(["build", str(DIGITS), "--board", "zcu102", "--boards", "2", "--batch", "3",
                  "-o", str(out)]) == 0
-    store = json.loads((out / "plan.json").read_text())["generated"]["store"]
-    for entry in store:
-        text = (out / "rtl" / f"board_{entry['board']}" /
-                f"fpdeep_board_{entry['board']}.sv").read_text()
-        inst = text[text.index("fpdeep_store #("):text.index("u_store (")]
-        nb = int(re.search(r"\.NB\((\d+)\)", inst)[1])
-        depths = int(re.search(r"\.DEPTHS\(\d+'h([0-9a-f]+)\)", inst)[1], 16)
-        reads = int(re.search(r"\.READS\(\d+'h([0-9a-f]+)\)", inst)[1], 16)
-        rtl = [((depths >> (32 * k)) & 0xFFFFFFFF, (reads >> (2 * k)) & 3) for k in range(nb)]
-        assert rtl == [(b["depth"], b["read_ports"]) for b in entry["banks"]]
-        assert entry["bits"] == sum(d * 48 * p for d, p in rtl)
-        # activations, errors and partial sums are kept for every image of the batch
-        acts = [b for b in entry["banks"] if b["item"].startswith("act:")]
-        assert acts and all(b["depth"] % 3 == 0 for b in acts)
+    _check_store_is_planned(out, 3)
+
+
+def test_the_store_of_a_residual_design_on_three_boards_is_planned(tmp_path):
+    from golden_nets import residual_cnn
+
+    from fpdeep.cli import main
+
+    model = tmp_path / "res.onnx"
+    residual_cnn(model)
+    out = tmp_path / "b"
+    assert main(["build", str(model), "--board", "zcu102", "--boards", "3", "--batch", "2",
+                 "-o", str(out)]) == 0
+    _check_store_is_planned(out, 2)
+
+

@@ -74,9 +74,12 @@ def test_report_before_and_after_a_simulation(tmp_path, capsys):
               "cycle_error": 1000 / 29000, "images_per_s_at_clock": 4 * 250e6 / 30000,
               "loss": [2.3], "planner_ii_cycles": 907, "planner_bottleneck": "0:conv1_c0_4_fp",
               "resources": [{"board": 0, "resource": "conv1_c0_4_fp", "busy": 7500,
-                             "stall": 100, "modelled": 7400, "busy_share": 0.25},
+                             "stall": 100, "modelled": 7400, "busy_share": 0.25,
+                             "window": 7651, "engine": True, "window_share": 0.9803},
                             {"board": 1, "resource": "west_rx", "busy": 22500, "stall": 0,
-                             "modelled": None, "busy_share": 0.75}]}
+                             "modelled": None, "busy_share": 0.75,
+                             "window": 22951, "engine": False,
+                             "window_share": 0.9803}]}
     (out / "sim").mkdir(exist_ok=True)
     (out / "sim" / "result.json").write_text(json.dumps(result))
     assert main(["report", str(out), "--json", str(tmp_path / "r.json")]) == 0
@@ -177,8 +180,8 @@ def test_sim_options_checked_before_the_simulator_runs(built, capsys, monkeypatc
 
 @pytest.mark.parametrize(("name", "content", "message"), [
     ("design.json", "{not json", "design.json' cannot be read (not valid JSON)"),
-    ("design.json", "[]", "is not a version 2 fpdeep design"),
-    ("design.json", '{"format": "fpdeep design", "version": 2, "boards": 3}', "is damaged"),
+    ("design.json", "[]", "is not a version 3 fpdeep design"),
+    ("design.json", '{"format": "fpdeep design", "version": 3, "boards": 3}', "is damaged"),
     ("plan.json", '{"model": 1}', "is not a plan fpdeep wrote"),
     ("sim/result.json", "\x00\x01", "result.json' cannot be read (not valid JSON)"),
 ])

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import math
+
 import pytest
 from conftest import F64_REL
 
@@ -32,16 +34,52 @@ def test_engine_cycles_rejects_non_positive(field):
         perf.engine_cycles(**args)
 
 
-def test_link_cycles_uses_payload_rate():
-    # 66 Gb/s line rate carries 64 Gb/s payload: 8e9 bytes/s; 8000 bytes -> 1 us -> 200 cycles.
-    assert perf.link_cycles(bytes_per_image=8000, gbps=66, clock_mhz=200) == 200
-    assert perf.link_cycles(bytes_per_image=8001, gbps=66, clock_mhz=200) == 201
-    assert perf.link_cycles(bytes_per_image=0, gbps=66, clock_mhz=200) == 0
+def test_link_port_width_covers_the_payload_rate_in_whole_64_bit_words():
+    # 4 x 25.78125 Gb/s = 103.125 Gb/s line, 100 Gb/s payload: 400 bits a cycle at 250 MHz
+    assert perf.link_port_bits(gbps=4 * 25.78125, clock_mhz=250) == 448
+    # 2 x 10.3125 Gb/s: 20 Gb/s payload, 80 bits a cycle at 250 MHz
+    assert perf.link_port_bits(gbps=2 * 10.3125, clock_mhz=250) == 128
+    # a slow link still gets the narrowest port; an exact multiple is not rounded up
+    assert perf.link_port_bits(gbps=0.5, clock_mhz=250) == 64
+    assert perf.link_port_bits(gbps=66 * 2, clock_mhz=250) == 512
+
+
+def test_a_hop_moves_the_least_of_port_source_and_line_rate():
+    # 128-bit ports hold 7 words of 18 bits; the source supplies one a cycle
+    fast = perf.link_rate(gbps=20.625, clock_mhz=250, data_bits=16, port_bits=128)
+    assert (fast.words_per_beat, fast.words_per_cycle, fast.bound) == (7, 1, "source")
+    # 80 payload bits a cycle over 128-bit beats: 0.625 beats, 4.375 words a cycle
+    assert fast.line_words_per_cycle == pytest.approx(0.625 * 7, rel=F64_REL)
+    # 1.1 Gb/s: 4.267 payload bits a cycle, 1/30 of a 128-bit beat: 7/30 words a cycle
+    slow = perf.link_rate(gbps=1.1, clock_mhz=250, data_bits=16, port_bits=128)
+    assert slow.bound == "line rate"
+    assert slow.words_per_cycle == pytest.approx(1.1e9 * 64 / 66 / 250e6 / 128 * 7, rel=F64_REL)
+    # 8-bit data: 10-bit words, 6 in a 64-bit beat
+    assert perf.link_rate(gbps=1, clock_mhz=250, data_bits=8, port_bits=64).words_per_beat == 6
+
+
+def test_link_cycles_count_words_at_the_hop_rate():
+    rate = perf.link_rate(gbps=20.625, clock_mhz=250, data_bits=16, port_bits=128)
+    assert perf.link_cycles(bytes_per_image=8000, rate=rate) == 4000  # 4000 words, 1 a cycle
+    assert perf.link_cycles(bytes_per_image=8001, rate=rate) == 4001
+    assert perf.link_cycles(bytes_per_image=0, rate=rate) == 0
+    slow = perf.link_rate(gbps=1.1, clock_mhz=250, data_bits=16, port_bits=128)
+    words_per_cycle = 1.1e9 * 64 / 66 / 250e6 / 128 * 7
+    assert perf.link_cycles(bytes_per_image=8000, rate=slow) == math.ceil(4000 / words_per_cycle)
 
 
 def test_link_rate_zero_is_an_error():
     with pytest.raises(FpdeepError, match=r"link rate \(Gb/s\) must be a positive number, got 0"):
-        perf.link_cycles(bytes_per_image=1, gbps=0, clock_mhz=200)
+        perf.link_rate(gbps=0, clock_mhz=200, data_bits=16, port_bits=64)
+    with pytest.raises(FpdeepError, match="link ports of 8 bits cannot hold a link word of 18"):
+        perf.link_rate(gbps=1, clock_mhz=200, data_bits=16, port_bits=8)
+
+
+def test_memory_port_is_a_power_of_two_axi_width():
+    # 21.3 GB/s at 250 MHz: 681.6 bits a cycle -> 1024; 2 GB/s at 250 MHz: 64 bits
+    assert perf.memory_port_bits(gbytes_per_s=21.3, clock_mhz=250) == 1024
+    assert perf.memory_port_bits(gbytes_per_s=2, clock_mhz=250) == 64
+    assert perf.memory_port_bits(gbytes_per_s=5, clock_mhz=250) == 256
 
 
 def test_memory_cycles():

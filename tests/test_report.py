@@ -15,10 +15,13 @@ from fpdeep.report.html import plan_html
 from fpdeep.report.plan import knees, plan_json, plan_text, sweep_rows, sweep_text
 
 ENGINE = {"tm", "tn", "cycles", "dsp"}
-BOARD = {"index", "board", "slices", "dsp_used", "dsp_available", "bram_bits_used",
-         "bram_bits_available", "uram_bits_used", "uram_bits_available", "cycles_per_image"}
+BOARD = {"index", "board", "slices", "dsp_used", "dsp_available", "memory_from",
+         "bram_bits_used", "bram_blocks_used", "bram_bits_available", "bram_blocks_available",
+         "uram_bits_used", "uram_blocks_used", "uram_bits_available", "uram_blocks_available",
+         "cycles_per_image"}
 LINK = {"from", "to", "bytes_forward_per_image", "bytes_backward_per_image", "gbps_needed",
-        "gbps_available", "utilisation"}
+        "gbps_available", "utilisation", "cycles_per_image", "port_bits", "word_bits",
+        "words_per_cycle", "bound", "limits_words_per_cycle"}
 TOTALS = {"ii_cycles", "clock_mhz", "images_per_s", "images_per_s_batch", "gops",
           "dsp_efficiency", "load_imbalance", "bottleneck", "latency_cycles"}
 
@@ -36,6 +39,9 @@ def test_json_has_exactly_the_documented_schema():
     assert data["cluster"]["count"] == 3 and data["cluster"]["boards"] == ["vcu118"] * 3
     for board in data["boards"]:
         assert set(board) == BOARD
+        # not lowered: the search model's estimate, over whole 36 Kib blocks
+        assert board["memory_from"] == "estimate"
+        assert board["bram_blocks_used"] == -(-board["bram_bits_used"] // (36 * 1024))
         for s in board["slices"]:
             assert set(s) == {"layer", "channels", "engines"}
             assert set(s["engines"]) == {"fp", "bp", "wg"}
@@ -48,6 +54,13 @@ def test_json_has_exactly_the_documented_schema():
         assert set(link) == LINK
         assert link["to"] == link["from"] + 1
         assert abs(link["utilisation"] - link["gbps_needed"] / link["gbps_available"]) < 1e-12
+        # 1 Gb/s at 250 MHz: 3.88 payload bits a cycle, 64-bit ports of 3 words: the line
+        # carries 3.88 / 64 beats of 3 words a cycle and bounds the hop
+        assert link["port_bits"] == data["cluster"]["link_port_bits"] == 64
+        limits = link["limits_words_per_cycle"]
+        assert limits["port"] == 3 and limits["source"] == 1
+        assert abs(limits["line rate"] - 1e9 * 64 / 66 / 250e6 / 64 * 3) < 1e-12
+        assert link["bound"] == "line rate" and link["words_per_cycle"] == limits["line rate"]
     assert set(data["totals"]) == TOTALS
 
 

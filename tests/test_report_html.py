@@ -36,13 +36,17 @@ RESULT = {
     "planner_ii_cycles": 907, "planner_bottleneck": "0:conv1_c0_4_fp",
     "resources": [
         {"board": 0, "resource": "conv1_c0_4_fp", "busy": 3675, "stall": 0, "modelled": 3674,
-         "busy_share": 0.37},
+         "busy_share": 0.37,
+         "window": 3749, "engine": True, "window_share": 0.9803},
         {"board": 1, "resource": "fc_c0_10_fp", "busy": 2399, "stall": 3458, "modelled": 2398,
-         "busy_share": 0.24},
+         "busy_share": 0.24,
+         "window": 2447, "engine": True, "window_share": 0.9804},
         {"board": 1, "resource": "loss", "busy": 2349, "stall": 4032, "modelled": 2348,
-         "busy_share": 0.24},
+         "busy_share": 0.24,
+         "window": 2396, "engine": False, "window_share": 0.9804},
         {"board": 1, "resource": "west_rx", "busy": 900, "stall": 0, "modelled": None,
-         "busy_share": 0.09}],
+         "busy_share": 0.09,
+         "window": 919, "engine": False, "window_share": 0.9793}],
 }
 
 
@@ -131,7 +135,9 @@ def test_model_names_and_task_kinds_are_escaped(digits):
     assert "<script>alert" not in page and html.escape(HOSTILE) in page
     plan_data = plan_json(result)
     hostile_result = {**RESULT, "resources": [{"board": 0, "resource": HOSTILE, "busy": 1,
-                                               "stall": 0, "modelled": 2, "busy_share": 0.1}]}
+                                               "stall": 0, "modelled": 2, "busy_share": 0.1,
+                                               "window": 2, "engine": True,
+                                               "window_share": 0.5}]}
     page = outcome_html({**plan_data, "model": HOSTILE}, hostile_result)
     assert "<script>alert" not in page and "</script><script" not in page
     assert embedded(page)["breakdown"]["kinds"] == [f"0:{HOSTILE}"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 
 import pytest
 
@@ -13,6 +14,7 @@ from fpdeep.errors import FpdeepError
 from fpdeep.planning import perf
 from fpdeep.resources import PACKAGE_DIR
 from fpdeep.schedule.tasks import (
+    GEARBOX_OVERHEAD,
     LINK_OVERHEAD,
     LOSS_OVERHEAD,
     Task,
@@ -76,9 +78,11 @@ def test_timeline_keeps_dependencies_and_one_task_per_resource():
                               if task.kind != "link")
     span = timeline(tasks, durations, tails)
     for k, task in enumerate(tasks):
-        assert span[k][1] - span[k][0] == durations[k]
+        # what the hardware waits for by itself delays the work, not the start
+        hard = max((span[a][1] for a in task.after), default=0)
+        assert span[k][1] == max(span[k][0], hard) + durations[k]
         assert all(span[dep][1] <= span[k][0] for dep in task.deps)
-        assert all(dep < k for dep in task.deps)  # listed after what it waits for
+        assert all(dep < k for dep in (*task.deps, *task.after))  # after what it waits for
     # a resource holds one task at a time; a link is free again while its words fly
     by_resource: dict[str, list[tuple[int, int]]] = {}
     for task, s, tail in zip(tasks, span, tails, strict=True):
@@ -90,29 +94,54 @@ def test_timeline_keeps_dependencies_and_one_task_per_resource():
     # (B-1)*II + one-image figure is close to the timeline
     total = max(end for _, end in span)
     assert total < sum(durations) / 2
+    # the double buffers: the first engine's next image streams in while it runs (its input
+    # is all there), and an engine's last result drains meanwhile
+    run = {(t.engine, t.image): span[k] for k, t in enumerate(tasks) if t.kind == "run"}
+    for k, t in enumerate(tasks):
+        if t.kind == "engine" and t.image > 0 and t.what == "fp" and t.layer == "conv1":
+            assert span[k][0] < run[(t.engine, t.image - 1)][1]
+        if t.kind == "drain" and (t.engine, t.image + 1) in run:
+            assert span[k][1] > run[(t.engine, t.image + 1)][0]
+    # (the formula counts the one-image fill whole; the double buffers overlap part of it)
     figures = pipeline_figures(d, network)
-    assert abs(figures.batch_cycles(4) - total) <= 0.02 * total
+    assert abs(figures.batch_cycles(4) - total) <= 0.06 * total
 
 
 def test_links_go_hop_by_hop_at_their_word_rate():
-    links = [LinkModel(0, latency=100, num=1, den=1), LinkModel(1, latency=50, num=2, den=5)]
+    # a word a cycle in beats of 7; 2 words per 5 cycles in beats of 3
+    links = [LinkModel(0, latency=100, num=1, den=1, words_per_beat=7),
+             LinkModel(1, latency=50, num=2, den=15, words_per_beat=3, word_num=2, word_den=5,
+                       bound="line rate")]
     t = Task("link", 0, "link", bytes=1000, dst=2)  # 500 words over both links
-    assert task_cycles(t, links=links) == (500 + 100 + LINK_OVERHEAD) + \
-        (500 * 5 // 2 + 50 + LINK_OVERHEAD)
-    back = Task("link", 2, "link", bytes=6, dst=1)  # 3 words, second link only
-    assert task_cycles(back, links=links) == -(-3 * 5 // 2) + 50 + LINK_OVERHEAD
+    # 500 words: a last beat of 500 - 71 * 7 = 3 words on the first link, 2 on the second
+    first = 500 + 100 + GEARBOX_OVERHEAD + 2 + LINK_OVERHEAD
+    second = 500 * 5 // 2 + 50 + GEARBOX_OVERHEAD + 1 + LINK_OVERHEAD
+    assert task_cycles(t, links=links) == first + second
+    tails = (100 + GEARBOX_OVERHEAD + 2) + (50 + GEARBOX_OVERHEAD + 1)
+    assert link_latency(t, links=links) == tails
+    back = Task("link", 2, "link", bytes=6, dst=1)  # 3 words, second link only: one full beat
+    assert task_cycles(back, links=links) == -(-3 * 5 // 2) + 50 + GEARBOX_OVERHEAD + 2 + \
+        LINK_OVERHEAD
 
 
-def test_link_rate_is_capped_at_a_word_per_cycle():
+def test_the_link_model_takes_the_plans_rate_in_beats():
     from fpdeep.design.units import link_model
 
-    fast = link_model(0, gbps=100.0, clock_mhz=250.0, dw=16, latency=128,
-                      payload_efficiency=perf.LINK_PAYLOAD_EFFICIENCY)
-    assert (fast.num, fast.den) == (1, 1)
-    slow = link_model(0, gbps=2.0, clock_mhz=250.0, dw=16, latency=128,
-                      payload_efficiency=64 / 66)
-    # 2 Gb/s * 64/66 / 16 bits / 250 MHz = 0.4848 words per cycle
-    assert abs(slow.num / slow.den - 2e9 * 64 / 66 / 16 / 250e6) < 1e-3
+    # 20.625 Gb/s at 250 MHz: 0.625 beats of 128 bits a cycle; the source bounds the hop
+    fast = link_model(0, rate=perf.link_rate(gbps=20.625, clock_mhz=250, data_bits=16,
+                                             port_bits=128), gbps=20.625, latency=128)
+    assert (fast.num, fast.den, fast.words_per_beat) == (5, 8, 7)
+    assert (fast.word_num, fast.word_den, fast.bound) == (1, 1, "source")
+    # 1.1 Gb/s: 1/30 of a beat a cycle, 7/30 words
+    slow = link_model(0, rate=perf.link_rate(gbps=1.1, clock_mhz=250, data_bits=16,
+                                             port_bits=128), gbps=1.1, latency=128)
+    assert abs(slow.num / slow.den - 1.1e9 * 64 / 66 / 250e6 / 128) < 1e-4
+    assert slow.bound == "line rate"
+    assert Fraction(slow.word_num, slow.word_den) == Fraction(7 * slow.num, slow.den)
+    # ports faster than the fabric: at most a beat a cycle
+    wide = link_model(0, rate=perf.link_rate(gbps=100, clock_mhz=250, data_bits=16,
+                                             port_bits=64), gbps=100, latency=128)
+    assert (wide.num, wide.den, wide.word_num, wide.word_den) == (1, 1, 1, 1)
 
 
 def test_split_layer_gets_a_reduction_and_slices_run_together():

@@ -65,11 +65,11 @@ def test_design_json_is_versioned_and_names_what_it_cannot_read(built):
     assert doc["format"] == "fpdeep design" and doc["version"] == DESIGN_VERSION
     assert read_design_document(doc, "d.json") == (built.design, built.plan, info)
     old = {k: v for k, v in doc.items() if k not in ("format", "version")}
-    with pytest.raises(FpdeepError, match=r"d.json is not a version 2 fpdeep design .*older"):
+    with pytest.raises(FpdeepError, match=r"d.json is not a version 3 fpdeep design .*older"):
         read_design_document(old, "d.json")
-    with pytest.raises(FpdeepError, match=r"is a version 3 fpdeep design; this fpdeep reads "
-                                          r"version 2"):
-        read_design_document({**doc, "version": 3}, "d.json")
+    with pytest.raises(FpdeepError, match=r"is a version 2 fpdeep design; this fpdeep reads "
+                                          r"version 3"):
+        read_design_document({**doc, "version": 2}, "d.json")
     damaged = {**doc, "boards": [{"index": "zero"}]}
     with pytest.raises(FpdeepError, match=r"d.json is damaged \(\$.boards\[0\].index: "):
         read_design_document(damaged, "d.json")

@@ -1,10 +1,11 @@
 """What the board and cluster templates print for a design.
 
-A board top has exactly the ports of `TOP_PORTS`: clock and reset, the host stream pair, the
-CSR slave and the east and west link streams. Inside it every resource of its layout
-(`fpdeep.codegen.layout`: an engine, a unit part, a link direction) has a sequencer and a mover
-per stream (and per side signal), the movers share the tensor store, and the host interface,
-the step control and the CSR block sit beside them.
+A board top has exactly the ports of `top_ports`: clock and reset, the host stream pair, the
+CSR slave, the east and west link streams (as wide as the planned link rate needs, behind them
+the gearboxes of hw/link) and, where the plan keeps tensors off chip, an AXI4 memory master.
+Inside it every resource of its layout (`fpdeep.codegen.layout`: an engine, a unit part, a link
+direction) has a sequencer and a mover per stream (and per side signal), the movers share the
+tensor store, and the host interface, the step control and the CSR block sit beside them.
 """
 
 from __future__ import annotations
@@ -29,9 +30,22 @@ from fpdeep.codegen.ports import (
 )
 from fpdeep.design.engine import ACC_BITS
 from fpdeep.design.lower import BoardDesign, Design
-from fpdeep.hwlib import CSR, LINK_MODEL, LINK_RX, LINK_TX, MODULES
-from fpdeep.hwlib.protocol import BANK_ADDRESS_BITS, BANK_BITS, WORD_BITS, WORD_LENGTH_BITS
-from fpdeep.hwlib.signature import CLOCK, CONFIG, axi_lite_slave, axi_stream, evaluate
+from fpdeep.hwlib import CSR, LINK_MODEL, LINK_PACK, LINK_RX, LINK_TX, LINK_UNPACK, MODULES
+from fpdeep.hwlib.protocol import (
+    BANK_ADDRESS_BITS,
+    BANK_BITS,
+    BANK_WIDTH_BITS,
+    WORD_BITS,
+    WORD_LENGTH_BITS,
+)
+from fpdeep.hwlib.signature import (
+    CLOCK,
+    CONFIG,
+    axi_lite_slave,
+    axi_master,
+    axi_stream,
+    evaluate,
+)
 
 #: Host stream beats are 64 bits.
 HOST_BITS = 64
@@ -46,19 +60,28 @@ class TopPort:
     name: str
 
 
-def link_data_bits(dw: int) -> int:
-    """tdata width of the link ports: the link word in whole bytes."""
-    return -(-link_word_bits(dw) // 8) * 8
+#: Byte address bits of the off-chip memory master: AXI4's widest, any memory map fits.
+DRAM_ADDRESS_BITS = 64
+#: The off-chip memory master's ports, ``m_axi_dram_*``.
+DRAM_PREFIX = "m_axi_dram"
 
 
-def top_ports(d: Design) -> list[TopPort]:
-    """The ports of every board top, in order: exactly these and no others."""
+def link_port(side: str, direction: str, width: int) -> tuple:
+    """The link stream ``m_axis_<side>`` (out) or ``s_axis_<side>`` (in) of ``width`` bits."""
+    sink = direction == "s"
+    return axi_stream(f"{direction}_axis_{side}", width, sink=sink, keep=width // 8)
+
+
+def top_ports(d: Design, board: BoardDesign | None = None) -> list[TopPort]:
+    """The ports of a board top (of ``board``, else those every board has), in order:
+    exactly these and no others."""
     sigs = [*axi_stream("s_axis_host", HOST_BITS, sink=True),
             *axi_stream("m_axis_host", HOST_BITS, sink=False),
             *axi_lite_slave("s_axil", CSR.params["ADDR_W"])]
     for side in SIDES:
-        sigs += [*axi_stream(f"m_axis_{side}", link_data_bits(d.data_width), sink=False),
-                 *axi_stream(f"s_axis_{side}", link_data_bits(d.data_width), sink=True)]
+        sigs += [*link_port(side, "m", d.link_bits), *link_port(side, "s", d.link_bits)]
+    if board is not None and board.dram_bits:
+        sigs += axi_master(DRAM_PREFIX, board.dram_bits, DRAM_ADDRESS_BITS)
     widths = CSR.parameters()
     return ([TopPort("input", 1, "clk"), TopPort("input", 1, "rst_n")]
             + [TopPort(s.direction, evaluate(s.width, widths), s.name) for s in sigs])
@@ -84,8 +107,10 @@ def board_values(d: Design, board: BoardDesign, layout: BoardLayout,
     """What `templates/board.sv.j2` prints for one board; ``program_words``: the instruction
     memory of each sequencer (train and forward-only halves)."""
     g = _Glue(d, board, layout, program_words)
+    ports = top_ports(d, board)
     return {"module": board.module, "index": board.index, "model": comment_text(d.model),
-            "ports": top_ports(d), "wires": g.wires, "assigns": g.assigns,
+            "ports": ports, "dram": [p for p in ports if p.name.startswith(DRAM_PREFIX)],
+            "wires": g.wires, "assigns": g.assigns,
             "instances": g.instances, "resources": layout.resources, "unread": g.unread()}
 
 
@@ -119,13 +144,14 @@ class _Glue:
         self.rd_clients: list[str] = []  # prefix of each store read client
         self.wr_clients: list[str] = []
         self.moved: list[str] = []
+        self.params: dict[str, dict] = {}  # instance prefix -> its parameters
         self.frame: list[str] = []
         self.busy: list[str] = []
         self.pd = pd
         nres = len(layout.resources)
         self.nres = nres
         self.wire(nres * 32, "ended_all")
-        for k in ("finished", "waiting", "running"):
+        for k in ("finished", "waiting", "running", "active"):
             self.wire(nres, k)
         for r, res in enumerate(layout.resources):
             self.resource(r, res)
@@ -148,6 +174,14 @@ class _Glue:
                             (32, "ended")):
             self.wire(width, f"{q}_{name}")
         self.assigns.append(f"ended_all[{r * 32} +: 32] = {q}_ended")
+        # what the CSR counts as active: an engine's runs (its operand sequencer only waits
+        # for a free half meanwhile) and the words of its drains (its output sequencer waits
+        # for results; a link's receiving side likewise), any other resource's passes
+        if res.shares or res.module is LINK_RX:  # it waits for words: count the words
+            active = " || ".join(f"{q}_o{k}_moved" for k in range(len(res.outs)))
+        else:
+            active = f"{res.name}_busy" if res.engine is not None else f"running[{r}]"
+        self.assigns.append(f"active[{r}] = {active}")
         if not res.ins:
             self.assigns.append(f"{q}_in_busy = 1'b0")
         if not res.outs:
@@ -222,24 +256,31 @@ class _Glue:
              ("s_valid", f"{p}_valid"), ("s_ready", f"{p}_ready"), ("moved", f"{p}_moved"))))
 
     def unit(self, q: str, r: int, res: Resource) -> None:
-        """The engine or unit part, its streams joined to the movers."""
+        """The engine or unit part, its streams joined to the movers (an engine's output
+        sequencer joins the results of the instance its first sequencer made)."""
         dw = self.d.data_width
-        if res.engine is not None:
-            s = next(s for s in self.board.slices for e in s.engines.values()
-                     if e.ident == res.engine.ident)
-            inst = engine_instance(res.engine, s, dw)
+        if res.shares:
+            n = res.shares
+            params = dict(self.params[n])
         else:
-            insts = unit_instances(res.unit, dw, ACC_BITS)
-            inst = next(i for i in insts if i.name == f"u_{res.name}")
-        self.instances.append(Instance(inst.module, inst.name, comment_text(inst.comment),
-                                       inst.params, inst.localparams, inst.connections))
-        # the instance's board-side names are <res.name>_<port>; declare and drive them
-        params = dict(inst.params)
+            if res.engine is not None:
+                s = next(s for s in self.board.slices for e in s.engines.values()
+                         if e.ident == res.engine.ident)
+                inst = engine_instance(res.engine, s, dw)
+            else:
+                insts = unit_instances(res.unit, dw, ACC_BITS)
+                inst = next(i for i in insts if i.name == f"u_{res.name}")
+            self.instances.append(Instance(inst.module, inst.name, comment_text(inst.comment),
+                                           inst.params, inst.localparams, inst.connections))
+            n = res.name
+            params = dict(inst.params)
+            self.params[n] = params
+        # the instance's board-side names are <name>_<port>; declare and drive them
         ports = {p.name: p for p in res.module.ports(**{k: v for k, v in params.items()})}
-        n = res.name
-        for port in ports.values():
-            if port.role not in (CLOCK, CONFIG):
-                self.wire(port.width, f"{n}_{port.name}")
+        if not res.shares:
+            for port in ports.values():
+                if port.role not in (CLOCK, CONFIG):
+                    self.wire(port.width, f"{n}_{port.name}")
         if res.part is not None:
             for k, (field, _) in enumerate(res.cfg):
                 name = res.part.inputs[field]
@@ -249,6 +290,8 @@ class _Glue:
         for stream in res.module.streams:
             movers = [(k, m) for k, m in enumerate(res.outs if not stream.sink else res.ins)
                       if m.stream == stream.name]
+            if not movers:  # the stream of the engine's other sequencer
+                continue
             tag = "i" if stream.sink else "o"
             names = [f"{q}_{tag}{k}" for k, _ in movers]
             if stream.sink:
@@ -280,20 +323,23 @@ class _Glue:
                     last = f"{n}_{stream.name}_last" if stream.last is not None else "1'b0"
                     self.assigns.append(f"{p}_last = {last}")
         for ctl in ("start", "flush"):
-            if ctl in ports:
+            if getattr(res, ctl):
                 self.assigns.append(f"{n}_{ctl} = {q}_{ctl}")
-        self.assigns.append(f"{q}_done = {n}_done" if "done" in ports else f"{q}_done = 1'b0")
+        self.assigns.append(f"{q}_done = {n}_done" if res.done else f"{q}_done = 1'b0")
+        if res.shares:
+            return
         if "busy" in ports:
             self.busy.append(f"{n}_busy")
         if "err_frame" in ports:
             self.frame.append(f"{n}_err_frame")
 
     def link(self, q: str, res: Resource) -> None:
-        """Link framing towards one neighbour, behind the board's link ports."""
+        """Link framing towards one neighbour and the gearbox between its link words and the
+        board's link port beats."""
         side = res.name.split("_")[0]
         dw = self.d.data_width
         word = link_word_bits(dw)
-        tdata = link_data_bits(dw)
+        gear = (("WW", word), ("TW", self.d.link_bits))
         self.assigns.append(f"{q}_done = 1'b0")
         if res.module is LINK_TX:
             p = f"{q}_i0"
@@ -302,24 +348,35 @@ class _Glue:
                 self.wire(width, f"{side}_{name}")
             self.assigns += [f"{side}_s_data = {p}_data[{dw - 1}:0]",
                              f"{side}_s_last = {p}_last", f"{side}_s_valid = {p}_valid",
-                             f"{p}_ready = {side}_s_ready",
-                             f"m_axis_{side}_tdata = {tdata}'({side}_tx_data)",
-                             f"m_axis_{side}_tvalid = {side}_tx_valid",
-                             f"{side}_tx_ready = m_axis_{side}_tready",
-                             f"m_axis_{side}_tlast = 1'b0"]
-
+                             f"{p}_ready = {side}_s_ready"]
+            port = f"m_axis_{side}"
+            # a link word is {channel, last, data}: its last flag ends the gearbox's packet
+            self.instances.append(Instance(
+                LINK_PACK.name, f"u_{side}_pack", f"link words into {port} beats", gear, (),
+                (("clk", "clk"), ("rst", "rst"), ("s_data", f"{side}_tx_data"),
+                 ("s_last", f"{side}_tx_data[{dw}]"), ("s_valid", f"{side}_tx_valid"),
+                 ("s_ready", f"{side}_tx_ready"), ("m_data", f"{port}_tdata"),
+                 ("m_keep", f"{port}_tkeep"), ("m_last", f"{port}_tlast"),
+                 ("m_valid", f"{port}_tvalid"), ("m_ready", f"{port}_tready"))))
         else:
             p = f"{q}_o0"
             for width, name in ((dw, "m_data"), (1, "m_last"), (1, "m_valid"), (1, "m_ready"),
-                                (word, "rx_data"), (1, "rx_valid"), (1, "rx_ready")):
+                                (word, "rx_data"), (1, "rx_end"), (1, "rx_valid"),
+                                (1, "rx_ready")):
                 self.wire(width, f"{side}_{name}")
             # a link word is an element, sign-extended, or a part the mover joins into one
             self.assigns += [f"{p}_data = {WORD_BITS}'($signed({side}_m_data))",
                              f"{p}_last = {side}_m_last", f"{p}_valid = {side}_m_valid",
-                             f"{side}_m_ready = {p}_ready",
-                             f"{side}_rx_data = s_axis_{side}_tdata[{word - 1}:0]",
-                             f"{side}_rx_valid = s_axis_{side}_tvalid",
-                             f"s_axis_{side}_tready = {side}_rx_ready"]
+                             f"{side}_m_ready = {p}_ready"]
+            port = f"s_axis_{side}"
+            # the framing's last flags end each packet; the gearbox's own (rx_end) is unread
+            self.instances.append(Instance(
+                LINK_UNPACK.name, f"u_{side}_unpack", f"{port} beats into link words", gear, (),
+                (("clk", "clk"), ("rst", "rst"), ("s_data", f"{port}_tdata"),
+                 ("s_keep", f"{port}_tkeep"), ("s_last", f"{port}_tlast"),
+                 ("s_valid", f"{port}_tvalid"), ("s_ready", f"{port}_tready"),
+                 ("m_data", f"{side}_rx_data"), ("m_last", f"{side}_rx_end"),
+                 ("m_valid", f"{side}_rx_valid"), ("m_ready", f"{side}_rx_ready"))))
         suffix = "tx" if res.module is LINK_TX else "rx"
         self.instances += [inst for inst in link_instances(side, dw)
                            if inst.name == f"u_{side}_{suffix}"]
@@ -349,7 +406,7 @@ class _Glue:
              ("fault", "host_fault"), ("fault_code", "host_code"))))
 
     def depths(self) -> str:
-        return _vec([depth for _, depth in self.layout.banks], 32)
+        return _vec([bank.depth for bank in self.layout.banks], 32)
 
     def store(self) -> None:
         nr, nw = len(self.rd_clients), len(self.wr_clients)
@@ -363,13 +420,12 @@ class _Glue:
         self.instances.append(Instance(
             "fpdeep_store", "u_store",
             "tensor store: " + ", ".join(
-                f"bank {k} {comment_text(name)} ({depth} words"
-                + (f", {ports} read ports)" if ports > 1 else ")")
-                for k, ((name, depth), ports) in enumerate(zip(self.layout.banks,
-                                                                self.layout.read_ports,
-                                                                strict=True))),
+                f"bank {k} {comment_text(bank.item)} ({bank.depth} x {bank.width} bits"
+                + (f", {bank.copies} read ports)" if bank.copies > 1 else ")")
+                for k, bank in enumerate(self.layout.banks)),
             (("NB", len(self.layout.banks)), ("NR", nr), ("NW", nw), ("DEPTHS", self.depths()),
-             ("READS", _vec(self.layout.read_ports, 2))),
+             ("WIDTHS", _vec([bank.width for bank in self.layout.banks], BANK_WIDTH_BITS)),
+             ("READS", _vec([bank.copies for bank in self.layout.banks], 2))),
             (),
             (("clk", "clk"), ("rst", "rst"), *((s, f"st_{s}") for s in (
                 "rd_req", "rd_bank", "rd_addr", "rd_gnt", "rd_valid", "rd_data", "wr_req",
@@ -377,14 +433,15 @@ class _Glue:
 
     def control(self) -> None:
         nb = len(self.layout.banks)
-        required = sum(1 << k for k, (name, _) in enumerate(self.layout.banks)
-                       if name.startswith(("w:", "b:", "exp", "table:", "zero")))
+        required = sum(1 << k for k, bank in enumerate(self.layout.banks)
+                       if bank.item.startswith(("w:", "b:", "exp", "table:", "zero")))
         for width, name in ((1, "go"), (1, "mode"), (1, "cancel"), (1, "csr_start"),
                             (1, "csr_soft_reset"), (1, "csr_mode"), (16, "csr_batch"),
                             (2, "state"), (8, "error_code"), (32, "step_count"),
                             (64, "cycle_count"), (16, "stalled_unit"),
                             (self.nres * 32, "busy_count"), (self.nres * 32, "stall_count"),
-                            (1, "progress"), (1, "frame_error")):
+                            (self.nres * 32, "window_count"), (1, "progress"),
+                            (1, "frame_error")):
             self.wire(width, name)
         self.assigns.append("progress = " + " || ".join(self.moved + self.busy or ["1'b0"]))
         self.assigns.append("frame_error = " + " || ".join(self.frame or ["1'b0"]))
@@ -395,11 +452,13 @@ class _Glue:
             (("clk", "clk"), ("rst", "rst"), ("start", "csr_start"), ("mode_in", "csr_mode"),
              ("go", "go"), ("mode", "mode"), ("cancel", "cancel"), ("written", "written"),
              ("programmed", "programmed"), ("finished", "finished"), ("waiting", "waiting"),
-             ("running", "running"), ("progress", "progress"), ("frame_error", "frame_error"),
+             ("running", "running"), ("active", "active"), ("progress", "progress"),
+             ("frame_error", "frame_error"),
              ("host_fault", "host_fault"), ("host_code", "host_code"), ("state", "state"),
              ("error_code", "error_code"), ("step_count", "step_count"),
              ("cycle_count", "cycle_count"), ("stalled_unit", "stalled_unit"),
-             ("busy_count", "busy_count"), ("stall_count", "stall_count"))))
+             ("busy_count", "busy_count"), ("stall_count", "stall_count"),
+             ("window_count", "window_count"))))
         axil = [s.name for s in axi_lite_slave("s_axil", CSR.params["ADDR_W"])]
         self.instances.append(Instance(
             CSR.name, "u_csr", "control and status registers", (("N", self.nres),
@@ -410,53 +469,52 @@ class _Glue:
                  ("batch", "csr_batch"), ("state", "state"), ("error_code", "error_code"),
                  ("step_count", "step_count"), ("cycle_count", "cycle_count"),
                  ("stalled_unit", "stalled_unit"), ("busy_count", "busy_count"),
-                 ("stall_count", "stall_count"))))
+                 ("stall_count", "stall_count"), ("window_count", "window_count"))))
 
 
 def cluster_values(d: Design) -> dict[str, Any]:
     """What `templates/cluster_top.sv.j2` prints: every board with its top ports prefixed
-    b<index>_, the link ports between neighbours wired through simulation link models."""
-    ports = top_ports(d)
-    word = link_word_bits(d.data_width)
+    b<index>_, the link ports between neighbours wired through simulation link models that
+    carry whole beats ({tlast, tkeep, tdata})."""
+    beat = d.link_bits + d.link_bits // 8 + 1
     models = []
     for lk in d.links:
         for src, side, dst, other in ((lk.west, "east", lk.west + 1, "west"),
                                       (lk.west + 1, "west", lk.west, "east")):
             q = f"link_{src}_{dst}"
             values = {"cfg_latency": lk.latency, "cfg_num": lk.num, "cfg_den": lk.den}
-            mports = LINK_MODEL.ports(W=word, DEPTH=LINK_MODEL_DEPTH)
+            mports = LINK_MODEL.ports(W=beat, DEPTH=LINK_MODEL_DEPTH)
             consts = tuple((f"{q}_{p.name}".upper(), p.width, literal(values[p.name], p.width))
                            for p in mports if p.role == CONFIG)
             a, b = f"b{src}_m_axis_{side}", f"b{dst}_s_axis_{other}"
             conns = (("clk", "clk"), ("rst", "rst"),
                      *((p.name, f"{q}_{p.name}".upper()) for p in mports if p.role == CONFIG),
-                     ("s_data", f"{a}_tdata[{word - 1}:0]"), ("s_valid", f"{a}_tvalid"),
-                     ("s_ready", f"{a}_tready"), ("m_data", f"{b}_tdata_w"),
-                     ("m_valid", f"{b}_tvalid"), ("m_ready", f"{b}_tready"))
+                     ("s_data", f"{{{a}_tlast, {a}_tkeep, {a}_tdata}}"),
+                     ("s_valid", f"{a}_tvalid"), ("s_ready", f"{a}_tready"),
+                     ("m_data", f"{b}_beat"), ("m_valid", f"{b}_tvalid"),
+                     ("m_ready", f"{b}_tready"))
             models.append({"inst": Instance(
                 LINK_MODEL.name, f"u_{q}",
-                f"link board {src} -> board {dst}: {lk.num} word(s) per {lk.den} cycle(s), "
-                f"{lk.latency} cycles latency", (("W", word), ("DEPTH", LINK_MODEL_DEPTH)),
-                consts, conns), "dst": b, "word": word})
-    linked = {m["dst"] for m in models} | {f"b{lk.west}_m_axis_east" for lk in d.links} | {
-        f"b{lk.west + 1}_m_axis_west" for lk in d.links}
+                f"link board {src} -> board {dst}: {lk.num} beat(s) of {d.link_bits} bits per "
+                f"{lk.den} cycle(s), {lk.latency} cycles latency",
+                (("W", beat), ("DEPTH", LINK_MODEL_DEPTH)), consts, conns), "dst": b})
+    linked = {m["dst"] for m in models}
+    ports = top_ports(d)
     boards = []
     for b in d.boards:
-        external = [p for p in ports if "_axis_east" not in p.name and "_axis_west" not in p.name
+        own = top_ports(d, b)
+        external = [p for p in own if "_axis_east" not in p.name and "_axis_west" not in p.name
                     and p.name not in ("clk", "rst_n")]
         links = [p for p in ports if "_axis_east" in p.name or "_axis_west" in p.name]
         boards.append({"index": b.index, "module": b.module, "external": external,
                        "links": links})
-    # what the cluster leaves unread: the link outputs of the chain's ends, link tlast and
-    # the bytes of tdata above the link word
+    # what the cluster leaves unread: the link outputs of the chain's ends
     unread = []
     for b in d.boards:
         for side in SIDES:
             m, s = f"b{b.index}_m_axis_{side}", f"b{b.index}_s_axis_{side}"
-            if s in linked:
-                unread += [f"{m}_tdata", f"{m}_tlast"]
-            else:
-                unread += [f"{m}_tdata", f"{m}_tvalid", f"{m}_tlast", f"{s}_tready"]
+            if s not in linked:
+                unread += [f"{m}_tdata", f"{m}_tkeep", f"{m}_tvalid", f"{m}_tlast",
+                           f"{s}_tready"]
     return {"model": comment_text(d.model), "boards": boards, "models": models,
-            "linked": sorted(linked), "link_bits": link_data_bits(d.data_width),
-            "unread": unread}
+            "linked": sorted(linked), "beat_bits": beat, "unread": unread}

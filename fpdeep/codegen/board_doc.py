@@ -12,11 +12,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping
 
-from fpdeep.codegen.board import SIDES, WATCHDOG_MIN, link_data_bits, top_ports
+from fpdeep.codegen.board import DRAM_PREFIX, SIDES, WATCHDOG_MIN, top_ports
 from fpdeep.design.lower import Design
 from fpdeep.errors import FpdeepError
 from fpdeep.hwlib import protocol as p
 from fpdeep.numerics import Numerics
+from fpdeep.planning import perf
 from fpdeep.resources import PACKAGE_DIR
 from fpdeep.tables import replace_part
 
@@ -50,14 +51,20 @@ def _interface(name: str) -> str:
         for prefix, what in ((f"m_axis_{side}_", "to"), (f"s_axis_{side}_", "from")):
             if name.startswith(prefix):
                 return f"link {what} the {side} neighbour, AXI4-Stream"
+    if name.startswith(DRAM_PREFIX + "_"):
+        return "off-chip memory, AXI4 master (only where the plan keeps tensors off chip)"
     raise FpdeepError(f"board top port {name!r} belongs to no documented interface")
 
 
 def ports_table() -> str:
     dw = _data_width()
     design = Design(model="", boards=(), data_width=dw, clock_mhz=0.0, link_gbps=(), homes={})
-    lines = [f"For {dw}-bit data (the default numerics); the link ports' `tdata` is "
-             f"the link word in whole bytes, {link_data_bits(dw)} bits here.", "",
+    lines = [f"For {dw}-bit data (the default numerics). The link ports' `tdata` is a "
+             "parameter of the design: the planned link's payload bits per clock cycle, "
+             f"rounded up to a multiple of {perf.LINK_PORT_QUANTUM} bits, "
+             f"{design.link_bits} bits here (the least); each beat holds as many "
+             f"{dw + perf.LINK_FRAMING_BITS}-bit link words as fit, `tkeep` marks the bytes "
+             "of a packet's partial last beat and `tlast` ends it.", "",
              "| port | direction | bits | interface |", "|---|---|---|---|"]
     lines += [f"| `{t.name}` | {t.direction} | {t.width} | {_interface(t.name)} |"
               for t in top_ports(design)]

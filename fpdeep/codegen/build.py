@@ -16,7 +16,6 @@ from fpdeep.codegen.ports import board_modules, cluster_modules
 from fpdeep.codegen.render import render
 from fpdeep.design.lower import BuildInfo, Design, design_document
 from fpdeep.files import staged_output
-from fpdeep.hwlib.protocol import WORD_BITS
 from fpdeep.ir import Network
 from fpdeep.planning.planner import Plan
 from fpdeep.resources import data_dir
@@ -38,14 +37,8 @@ def board_tops(d: Design, network: Network, *, batch: int,
 
 def store_figures(layouts: list) -> list[dict[str, Any]]:
     """Per board, the tensor store the RTL has: each bank's item, depth, word width and read
-    ports (a port is a copy), and the bits in all."""
-    out = []
-    for layout in layouts:
-        banks = [{"item": name, "depth": depth, "width": WORD_BITS, "read_ports": ports}
-                 for (name, depth), ports in zip(layout.banks, layout.read_ports, strict=True)]
-        out.append({"board": layout.index, "images": layout.batch, "banks": banks,
-                    "bits": sum(b["depth"] * b["width"] * b["read_ports"] for b in banks)})
-    return out
+    ports (a port is a copy), its bits and BRAM36 blocks, and the board's totals."""
+    return [layout.store.as_dict() for layout in layouts]
 
 
 #: The top-level entries of a build folder (besides the model files).

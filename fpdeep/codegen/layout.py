@@ -35,7 +35,9 @@ from fpdeep.hwlib import LINK_RX, LINK_TX, Module
 from fpdeep.hwlib.protocol import BANK_ADDRESS_BITS
 from fpdeep.ir import Network
 from fpdeep.ops import needs_error, spec
+from fpdeep.planning.store import BoardStore, StoreBank, bank_depth, read_copies, signed_bits
 from fpdeep.schedule.tasks import (
+    OUT,
     Task,
     contribution_item,
     item,
@@ -75,6 +77,7 @@ class Resource:
     part: Part | None = None
     engine: EngineDesign | None = None
     unit: UnitDesign | None = None
+    shares: str = ""  # the resource whose module instance this one drives too (its results)
 
     def mover(self, stream: str, side: str = "", *, out: bool = False) -> int:
         movers = self.outs if out else self.ins
@@ -126,9 +129,12 @@ class BoardLayout:
     index: int
     batch: int
     resources: list[Resource]
-    banks: list[tuple[str, int]] = field(default_factory=list)  # (item family, depth)
+    banks: list[StoreBank] = field(default_factory=list)
     regions: dict[str, Region] = field(default_factory=dict)
-    read_ports: list[int] = field(default_factory=list)  # per bank: one per reading resource
+
+    @property
+    def store(self) -> BoardStore:
+        return BoardStore(self.index, self.batch, tuple(self.banks))
 
     def resource(self, key: str) -> int:
         for k, r in enumerate(self.resources):
@@ -169,11 +175,15 @@ def _resources(d: Design, board: BoardDesign) -> list[Resource]:
     out = []
     for s in board.slices:
         for e in s.engines.values():
+            # two sequencers per engine, as its double buffers overlap what they do: one
+            # streams the operands in and starts runs, one drains results (and flushes)
             params = _engine_parameters(e, d.data_width)
             ins, outs = _movers(ENGINE_PART.module, params)
-            out.append(Resource(e.ident, f"{board.index}:{e.ident}", ENGINE_PART.module, ins,
-                                outs, **_controls(ENGINE_PART.module), part=ENGINE_PART,
-                                engine=e))
+            key = f"{board.index}:{e.ident}"
+            out.append(Resource(e.ident, key, ENGINE_PART.module, ins, (), start=True,
+                                done=True, part=ENGINE_PART, engine=e))
+            out.append(Resource(e.ident + "_out", key + OUT, ENGINE_PART.module, (), outs,
+                                flush=True, part=ENGINE_PART, engine=e, shares=e.ident))
     for u in board.units:
         for part in unit_parts(u.kind):
             params = _unit_parameters(part, u, d.data_width, d.acc_width)
@@ -261,10 +271,12 @@ class TaskWork:
     # ---- what each task does --------------------------------------------------------------
 
     def work(self, task: Task, board: int, layout: BoardLayout) -> list[Work]:
+        if task.kind == "run":  # the engine's own loop nest: no instructions
+            return []
         res = layout.resources[layout.resource(task.resource)]
         if task.kind == "link":
             return self._link(task, board, res)
-        if task.kind in ("engine", "flush"):
+        if task.kind in ("engine", "drain", "flush"):
             return self._engine(task, res)
         return self._unit(task, res)
 
@@ -289,6 +301,16 @@ class TaskWork:
         if task.kind == "flush":
             return [Work((Access(res.mover("m", out=True), True, f"acc:{s.ident}",
                                  e.out_beats),), flush=True)]
+        if task.kind == "drain":
+            if task.what == "fp":
+                target = item("act", layer.output, s.lo, s.hi)
+            else:
+                src = self.canon(layer.inputs[0])
+                target = (item("psum", layer.name, s.lo, s.hi) if s.split
+                          else contribution_item(src, layer.name))
+            out = self.locate(board, target)
+            return [Work((Access(res.mover("m", out=True), True, out[0], e.out_beats, i,
+                                 out[1]),))]
         x_key = self.locate(board, item("act", self.canon(layer.inputs[0])))
         dy_key = self.locate(board, item("err", layer.output, s.lo, s.hi))
         acc = []
@@ -297,16 +319,7 @@ class TaskWork:
         if task.what in ("bp", "wg"):
             acc.append(Access(res.mover("s_dy"), False, dy_key[0], e.streams["dy"], i,
                               dy_key[1]))
-        if task.what == "fp":
-            out = self.locate(board, item("act", layer.output, s.lo, s.hi))
-            acc.append(Access(res.mover("m", out=True), True, out[0], e.out_beats, i, out[1]))
-        elif task.what == "bp":
-            src = self.canon(layer.inputs[0])
-            target = (item("psum", layer.name, s.lo, s.hi) if s.split
-                      else contribution_item(src, layer.name))
-            out = self.locate(board, target)
-            acc.append(Access(res.mover("m", out=True), True, out[0], e.out_beats, i, out[1]))
-        return [Work(tuple(acc), start=True, wait_done=True)]
+        return [Work(tuple(acc), start=True)]
 
     def _unit(self, task: Task, res: Resource) -> list[Work]:
         u, i, board = res.unit, task.image, task.board
@@ -447,6 +460,7 @@ def board_layouts(d: Design, network: Network, *, batch: int) -> list[BoardLayou
     layouts = [BoardLayout(b.index, batch, _resources(d, b)) for b in d.boards]
     sizes: list[dict[str, tuple[int, bool]]] = [{} for _ in d.boards]
     readers: list[dict[str, set[str]]] = [{} for _ in d.boards]
+    widths: list[dict[str, int]] = [{} for _ in d.boards]
 
     def need(board: int, key: str, words: int, per_image: bool) -> None:
         old = sizes[board].get(key, (0, per_image))
@@ -454,30 +468,65 @@ def board_layouts(d: Design, network: Network, *, batch: int) -> list[BoardLayou
 
     tasks = schedule(d, network, batch=1).tasks
     for t in tasks:
+        if t.kind == "run":  # an engine's loop nest moves nothing through the store
+            continue
         boards = [t.board, t.dst] if t.kind == "link" else [t.board]
         for b in boards:
+            res = layouts[b].resources[layouts[b].resource(t.resource)]
             for w in rules.work(t, b, layouts[b]):
                 for a in w.accesses:
                     need(b, a.key, a.offset + a.words if not a.hold else 1, a.image >= 0)
-                    if not a.out:
+                    if a.out:
+                        bits = _written_bits(res, w, a, d.data_width)
+                        widths[b][a.key] = max(widths[b].get(a.key, 0), bits)
+                    else:
                         readers[b].setdefault(a.key, set()).add(t.resource)
     for layout in layouts:
         if any(r.unit is not None and r.unit.kind == "loss" for r in layout.resources):
             need(layout.index, "exp", len(golden_loss.EXP2_TABLE), False)
+        items: list[tuple[str, int]] = []  # (item, depth), in bank order
         for key, (words, per_image) in sorted(sizes[layout.index].items()):
             if key.startswith(("act:", "err:", "psum:")):
                 full, per_image = rules.words(key)
                 words = max(words, full)
-            depth = max(2, words * (batch if per_image else 1))
+            depth = bank_depth(words, per_image=per_image, images=batch)
             if depth > 1 << BANK_ADDRESS_BITS:
                 raise FpdeepError(f"board {layout.index}: {key} needs {depth} words, more "
                                   f"than a store bank addresses ({1 << BANK_ADDRESS_BITS})")
-            layout.regions[key] = Region(len(layout.banks), words, per_image)
-            layout.banks.append((key, depth))
-            # resources reading one bank at once would share its rate: a port (a copy of the
-            # bank) for each, up to three
-            layout.read_ports.append(min(3, len(readers[layout.index].get(key, ()))) or 1)
+            layout.regions[key] = Region(len(items), words, per_image)
+            items.append((key, depth))
+        constants = constant_contents(d, layout)
+        for key, depth in items:
+            # what no task writes the host loads: constants as wide as their values, weights,
+            # biases, images and labels as data
+            width = widths[layout.index].get(key) or (
+                signed_bits(constants[key]) if key in constants else d.data_width)
+            # resources reading one bank at once would share its rate: a copy for each
+            copies = read_copies(len(readers[layout.index].get(key, ())))
+            layout.banks.append(StoreBank(key, depth, width, copies))
     return layouts
+
+
+def board_stores(d: Design, network: Network, *, batch: int) -> list[BoardStore]:
+    """Every board's tensor store for steps of up to ``batch`` images (the planner's memory
+    figures, `fpdeep.planning.planner.with_stores`)."""
+    return [layout.store for layout in board_layouts(d, network, batch=batch)]
+
+
+def _written_bits(res: Resource, work: Work, access: Access, data_width: int) -> int:
+    """Bits of the store word that ``access`` of ``work`` writes, as the word is the sign
+    extension of them: a raw sum in parts is whole, a data stream is sign-extended from its
+    width, a side signal zero-extended (so one bit more)."""
+    if access.parts > 1:
+        return RAW_PARTS * data_width
+    # requantised results on accumulator-wide ports, sign-extended: an engine's that is not
+    # raw, the partial-sum unit's final pass (hw/eltwise/fpdeep_psum.sv)
+    if res.engine is not None and not res.engine.config.raw:
+        return data_width
+    if dict(work.cfg).get("cfg_final") == 1:
+        return data_width
+    mover = res.outs[access.mover]
+    return mover.width + 1 if mover.side else mover.width
 
 
 def constant_contents(d: Design, layout: BoardLayout) -> dict[str, list[int]]:

@@ -26,8 +26,10 @@ from fpdeep.hwlib import (
     ENGINE,
     FANOUT,
     LINK_MODEL,
+    LINK_PACK,
     LINK_RX,
     LINK_TX,
+    LINK_UNPACK,
     LOSS,
     POOL,
     PSUM,
@@ -213,6 +215,7 @@ def board_modules() -> tuple[Module, ...]:
     """Every module a board top instantiates, with what they use, in compile order."""
     return compile_order([ENGINE.name, *(part.module.name for parts in UNIT_RTL.values()
                                          for part in parts), LINK_TX.name, LINK_RX.name,
+                          LINK_PACK.name, LINK_UNPACK.name,
                           *BOARD_INFRASTRUCTURE])
 
 

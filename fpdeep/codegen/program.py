@@ -24,12 +24,10 @@ from fpdeep.ir import Network
 from fpdeep.schedule.tasks import (
     PipelineFigures,
     Task,
-    durations,
     link_hops,
-    link_latency,
     pipeline_figures,
+    replay,
     schedule,
-    timeline,
 )
 
 
@@ -45,7 +43,10 @@ class StepProgram:
 
 
 def _places(task: Task, layouts: Sequence[BoardLayout]) -> list[tuple[int, int]]:
-    """(board, resource index) of every sequencer that runs part of ``task``."""
+    """(board, resource index) of every sequencer that runs part of ``task`` (none for an
+    engine's run: the engine starts it)."""
+    if task.kind == "run":
+        return []
     if task.kind == "link":
         (a, b), = link_hops(task)
         return [(a, layouts[a].resource(task.resource)), (b, layouts[b].resource(task.resource))]
@@ -61,9 +62,7 @@ def compile_step(d: Design, network: Network, layouts: Sequence[BoardLayout], *,
         raise FpdeepError(f"batch {batch}: the boards' stores were sized for "
                           f"{layouts[0].batch} image(s); rebuild with --batch {batch}")
     tasks = schedule(d, network, batch=batch, forward_only=forward_only).tasks
-    span = timeline(tasks, durations(tasks, links=d.links,
-                                     setup=instruction_cycles(d, network, layouts)),
-                    [link_latency(t, links=d.links) for t in tasks])
+    span = replay(tasks, links=d.links, setup=instruction_cycles(d, network, layouts))
     order: dict[tuple[int, int], list[int]] = {}
     for k in sorted(range(len(tasks)), key=lambda k: (span[k][0], k)):
         for place in _places(tasks[k], layouts):

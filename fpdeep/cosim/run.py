@@ -34,7 +34,7 @@ from fpdeep.numerics import Numerics
 from fpdeep.ops import spec, stored_transposed, trainable_refs
 from fpdeep.planning.planner import Plan
 from fpdeep.progress import Progress
-from fpdeep.schedule.tasks import Task, schedule, task_cycles
+from fpdeep.schedule.tasks import RUN, Task, schedule, task_cycles
 
 if TYPE_CHECKING:
     from fpdeep.flow import RunConfig
@@ -294,16 +294,24 @@ def _dump_weights(path: str | Path, network: Network, record: Mapping[str, np.nd
 def _resource_figures(design: Design, tasks: Sequence[Task],
                       boards: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per engine, unit and link direction of every board, from its CSR counters in the
-    first step: the cycles it ran and waited, and what the model gives it to run."""
+    first step: the cycles it was active (an engine: its runs), waited, and its active
+    window (first to last active cycle), beside what the model gives it to run."""
     modelled: dict[str, int] = {}
+    engines = {task.resource.removesuffix(RUN) for task in tasks if task.kind == "run"}
     for task in tasks:
-        modelled[task.resource] = modelled.get(task.resource, 0) + task_cycles(
-            task, links=design.links)
+        # an engine's row counts its runs; its operand passes only wait for free halves
+        # (a link's cycles include its words in flight: no figure for its two sides)
+        key = task.resource.removesuffix(RUN) if task.kind not in ("engine", "link") else ""
+        if key:
+            modelled[key] = modelled.get(key, 0) + task_cycles(task, links=design.links)
     out = []
     for b in boards:
         for name, busy in b["busy"].items():
-            key = f"{b['board']}:{name}"
+            key = b["keys"][name]
+            window = b["window"][name]
             out.append({"board": b["board"], "resource": name, "busy": busy,
-                        "stall": b["stall"][name], "modelled": modelled.get(key),
-                        "busy_share": busy / b["cycles"] if b["cycles"] else 0.0})
+                        "stall": b["stall"][name], "window": window, "engine": key in engines,
+                        "modelled": modelled.get(key),
+                        "busy_share": busy / b["cycles"] if b["cycles"] else 0.0,
+                        "window_share": busy / window if window else 0.0})
     return out

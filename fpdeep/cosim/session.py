@@ -68,6 +68,8 @@ class BoardFigures:
     cycles: tuple[int, int]  # CYCLE_COUNT_LO, CYCLE_COUNT_HI
     busy: dict[str, int]
     stall: dict[str, int]
+    window: dict[str, int]  # WINDOW[i]: first to last active cycle
+    keys: dict[str, str]  # resource name -> its key in the schedule
 
 
 @dataclass
@@ -216,7 +218,11 @@ class _Builder:
         figures = []
         for b in self.design.boards:
             cycles = (self.reg(b.index, "CYCLE_COUNT_LO"), self.reg(b.index, "CYCLE_COUNT_HI"))
-            figures.append(BoardFigures(b.index, cycles, *self.counters(b.index)))
+            resources = self.layouts[b.index].resources
+            figures.append(BoardFigures(
+                b.index, cycles, *self.counters(b.index),
+                {r.name: self.reg(b.index, "WINDOW", k) for k, r in enumerate(resources)},
+                {r.name: r.key for r in resources}))
         return began, ended, figures
 
     def infer(self, key: str = "infer/logits") -> tuple[int, int, list[BoardFigures]]:
@@ -370,7 +376,9 @@ def _figures(out: Outputs, marks: tuple[int, int, list[BoardFigures]]) -> dict[s
         cycles = _value(out, f.cycles[0]) | _value(out, f.cycles[1]) << 32
         figures.append({"board": f.board, "cycles": cycles,
                         "busy": {n: _value(out, i) for n, i in f.busy.items()},
-                        "stall": {n: _value(out, i) for n, i in f.stall.items()}})
+                        "stall": {n: _value(out, i) for n, i in f.stall.items()},
+                        "window": {n: _value(out, i) for n, i in f.window.items()},
+                        "keys": f.keys})
     wall = (_answer(out, ended)[1] - _answer(out, began)[1]) * 1e-9
     return {"cycles": max(f["cycles"] for f in figures), "boards": figures, "wall_s": wall}
 

@@ -16,7 +16,7 @@ that the requantisation happens once, after the partial sums are added (§4 of t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fpdeep.design.engine import (
@@ -85,6 +85,8 @@ class BoardDesign(Serial):
     module: str
     slices: tuple[SliceDesign, ...]
     units: tuple[UnitDesign, ...] = ()
+    # data bits of the board's AXI4 off-chip memory master; 0: the plan keeps all on chip
+    dram_bits: int = 0
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,7 @@ class Design(Serial):
     links: tuple[LinkModel, ...] = ()
     numerics: Numerics = field(default_factory=Numerics)
     loss: str = "softmax_ce"  # the loss unit's error: softmax cross-entropy or MSE
+    link_bits: int = perf.LINK_PORT_QUANTUM  # tdata width of every board's link ports
 
     @property
     def acc_width(self) -> int:
@@ -260,7 +263,13 @@ def lower(network: Network, plan: Plan, *, numerics: Numerics | None = None,
                 engines[mode] = EngineDesign(f"{ident}_{mode}", mode, params, config, streams,
                                              config.out_count)
             slices.append(SliceDesign(s.layer, s.lo, s.hi, ident, split, has_bias, engines))
-        boards.append(BoardDesign(bp.index, f"fpdeep_board_{bp.index}", tuple(slices)))
+        dram = 0
+        if bp.spill_to == "dram":
+            dram = perf.memory_port_bits(
+                gbytes_per_s=plan.cluster.boards[bp.index].memory_gbytes_per_s,
+                clock_mhz=plan.cluster.clock_mhz)
+        boards.append(BoardDesign(bp.index, f"fpdeep_board_{bp.index}", tuple(slices),
+                                  dram_bits=dram))
     layer_boards: dict[str, list[int]] = {}
     for b in boards:
         for sd in b.slices:
@@ -296,21 +305,19 @@ def lower(network: Network, plan: Plan, *, numerics: Numerics | None = None,
             units[homes[name]].append(fan_in_unit(
                 name, shape, ident=namer(name, "fanin", prefix="t"),
                 board=homes[name]))
-    boards = [BoardDesign(b.index, b.module, b.slices, (*units[b.index], sgd_unit(b.index)))
-              for b in boards]
+    boards = [replace(b, units=(*units[b.index], sgd_unit(b.index))) for b in boards]
     gbps = tuple(lp.gbps_available for lp in plan.links)
-    links = tuple(link_model(i, gbps=g, clock_mhz=plan.totals.clock_mhz, dw=width,
-                             latency=perf.LINK_HOP_LATENCY,
-                             payload_efficiency=perf.LINK_PAYLOAD_EFFICIENCY)
-                  for i, g in enumerate(gbps))
+    links = tuple(link_model(lp.src, rate=lp.rate, gbps=lp.gbps_available,
+                             latency=perf.LINK_HOP_LATENCY) for lp in plan.links)
     return Design(plan.model, tuple(boards), width, plan.totals.clock_mhz, gbps, homes, links,
-                  numerics, loss)
+                  numerics, loss, plan.cluster.link_port_bits)
 
 
 # ----- design.json -------------------------------------------------------------------------------
-#: design.json's format: 2 adds the version, the numerics and every engine's full configuration.
+#: design.json's format: 2 adds the version, the numerics and every engine's full configuration;
+#: 3 the link ports' width and each link's beat and word rates.
 DESIGN_FORMAT = "fpdeep design"
-DESIGN_VERSION = 2
+DESIGN_VERSION = 3
 
 
 @dataclass(frozen=True)

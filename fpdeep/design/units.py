@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from fpdeep.design.mapping import RTL_MAPPING, Rtl
@@ -17,6 +18,7 @@ from fpdeep.hwlib import ADD, FANOUT, LOSS, PSUM, RELU
 from fpdeep.ir import Layer, Network
 from fpdeep.numerics import Numerics, scale_constant
 from fpdeep.ops import pool_window
+from fpdeep.planning import perf
 
 
 @dataclass(frozen=True)
@@ -155,32 +157,40 @@ def sgd_unit(board: int) -> UnitDesign:
 
 @dataclass(frozen=True)
 class LinkModel:
-    """A simulation-only link between board ``west`` and board ``west + 1`` (both directions):
-    ``num`` words per ``den`` cycles after ``latency`` cycles."""
+    """The link between board ``west`` and board ``west + 1`` (both directions): its ports
+    carry ``words_per_beat`` link words a beat, the simulation link model passes ``num``
+    beats per ``den`` cycles after ``latency`` cycles, and a hop moves ``word_num`` words per
+    ``word_den`` cycles, bounded by ``bound`` (one of `fpdeep.planning.perf.LINK_BOUNDS`)."""
 
     west: int
     latency: int
     num: int
     den: int
+    words_per_beat: int = 1
+    word_num: int = 1
+    word_den: int = 1
+    bound: str = "source"
 
 
-#: Finest link rate the simulation link model is given: num/den words per cycle, den <= this.
+#: Finest link rate the simulation link model is given: num/den beats per cycle, den <= this.
 LINK_RATE_DENOMINATOR = 1 << 10
 
 
-def link_model(west: int, *, gbps: float, clock_mhz: float, dw: int, latency: int,
-               payload_efficiency: float) -> LinkModel:
-    """The link between boards ``west`` and ``west + 1``: its payload rate in data words per
-    cycle as a fraction of at most 1 (framing moves one word per cycle), and its latency."""
-    from fractions import Fraction
-
-    words = Fraction(gbps * 1e9 * payload_efficiency / dw / (clock_mhz * 1e6))
-    if words < Fraction(1, LINK_RATE_DENOMINATOR):
-        least = dw * clock_mhz * 1e6 / LINK_RATE_DENOMINATOR / payload_efficiency / 1e9
+def link_model(west: int, *, rate: perf.LinkRate, gbps: float, latency: int) -> LinkModel:
+    """The link between boards ``west`` and ``west + 1`` at ``rate`` (``gbps`` line rate): the
+    line's beats per cycle as a fraction of at most 1 (the ports take a beat a cycle), and what
+    a hop moves."""
+    beats = Fraction(rate.line_words_per_cycle / rate.words_per_beat)
+    if beats < Fraction(1, LINK_RATE_DENOMINATOR):
+        least = gbps / float(beats) / LINK_RATE_DENOMINATOR
         raise FpdeepError(
-            f"the link between boards {west} and {west + 1} carries {float(words):.3g} words "
-            f"per cycle at {clock_mhz:g} MHz; the generated link model needs at least "
+            f"the link between boards {west} and {west + 1} carries {float(beats):.3g} beats "
+            f"of {rate.port_bits} bits per cycle; the generated link model needs at least "
             f"1/{LINK_RATE_DENOMINATOR} (--link-gbps {least:.3g} or more at this clock)")
-    rate = min(Fraction(1), words).limit_denominator(LINK_RATE_DENOMINATOR)
-    return LinkModel(west, latency, rate.numerator, rate.denominator)
-
+    beat_rate = min(Fraction(1), beats).limit_denominator(LINK_RATE_DENOMINATOR)
+    limits = {"source": Fraction(rate.source_words_per_cycle).limit_denominator(),
+              "port": Fraction(rate.words_per_beat), "line rate": beat_rate * rate.words_per_beat}
+    words = min(limits.values())
+    bound = next(k for k in perf.LINK_BOUNDS if limits[k] == words)
+    return LinkModel(west, latency, beat_rate.numerator, beat_rate.denominator,
+                     rate.words_per_beat, words.numerator, words.denominator, bound)

@@ -206,6 +206,22 @@ LINK_RX = Module(
     (sink("s", "CHW+DW+1", last=None), source("m", "DW", lanes="NCH")),
     derived=_CHW)
 
+#: A link port beat's keep flags: one per byte of the beat.
+_BEAT_SIDE = (("keep", "TW//8"),)
+
+LINK_PACK = Module(
+    "fpdeep_link_pack", "link",
+    "gearbox: link words packed into the link port's beats, a partial beat at a packet's end",
+    {"WW": 18, "TW": 128},
+    (*CLOCKED, sink("s", "WW"), source("m", "TW", side=_BEAT_SIDE)),
+    derived={"N": "TW//WW", "CW": "clog2(N+1)"})
+
+LINK_UNPACK = Module(
+    "fpdeep_link_unpack", "link", "gearbox: the link port's beats back into link words",
+    {"WW": 18, "TW": 128},
+    (*CLOCKED, sink("s", "TW", side=_BEAT_SIDE), source("m", "WW")),
+    derived={"N": "TW//WW", "CW": "clog2(N+1)"})
+
 LINK_MODEL = Module(
     "fpdeep_link_model", "sim_models", "link latency and bandwidth (token bucket)",
     {"W": 18, "DEPTH": 256, "CW": 16},
@@ -230,14 +246,15 @@ AXIL_SLAVE = Module(
 CSR = Module(
     "fpdeep_csr", "csr",
     "control and status registers (generated from fpdeep_csr.rdl): start, soft reset, mode, "
-    "batch; status, step, cycle, busy and stall counters, stalled unit",
+    "batch; status, step, cycle, busy, stall and window counters, stalled unit",
     # N: counted engines and units; ADDR_W: byte address bits (the map needs 12)
     {"N": 1, "DESIGN_HASH": 0, "ADDR_W": 12},
     (*_CLOCKED_N, *axi_lite_slave("s_axil", "ADDR_W"),
      _out("start"), _out("soft_reset"), _out("mode"), _out("batch", 16, DATA),
      _in("state", 2, DATA), _in("error_code", 8, DATA), _in("step_count", 32, DATA),
      _in("cycle_count", 64, DATA), _in("stalled_unit", 16, DATA),
-     _in("busy_count", "N*32", DATA), _in("stall_count", "N*32", DATA)),
+     _in("busy_count", "N*32", DATA), _in("stall_count", "N*32", DATA),
+     _in("window_count", "N*32", DATA)),
     uses=("fpdeep_axil_slave",))
 
 
@@ -263,9 +280,9 @@ def _write_client(prefix: str = "wr") -> tuple[Signal, ...]:
 
 STORE = Module(
     "fpdeep_store", "board",
-    "the on-chip tensor store: NB banks of simple dual-port RAM shared by NR read and NW "
-    "write clients, round robin per bank",
-    {"NB": 1, "NR": 1, "NW": 1, **_STORE, "DEPTHS": 1024, "READS": 1},
+    "the on-chip tensor store: NB banks of simple dual-port RAM, each as wide as what it "
+    "holds, shared by NR read and NW write clients, round robin per bank",
+    {"NB": 1, "NR": 1, "NW": 1, **_STORE, "DEPTHS": 1024, "WIDTHS": 48, "READS": 1},
     (*CLOCKED, _in("rd_req", "NR", DATA), _in("rd_bank", "NR*BW", DATA),
      _in("rd_addr", "NR*AW", DATA), _out("rd_gnt", "NR", DATA), _out("rd_valid", "NR", DATA),
      _out("rd_data", "NR*WIDTH", DATA), _in("wr_req", "NW", DATA),
@@ -322,15 +339,18 @@ BOARD_CTL = Module(
     (*CLOCKED, _in("start"), _in("mode_in"), _out("go"), _out("mode"), _out("cancel"),
      _in("written", "NB", DATA), _in("programmed", "NRES", DATA),
      _in("finished", "NRES", DATA), _in("waiting", "NRES", DATA), _in("running", "NRES", DATA),
-     _in("progress"), _in("frame_error"), _in("host_fault"), _in("host_code", 8, DATA),
+     _in("active", "NRES", DATA), _in("progress"), _in("frame_error"), _in("host_fault"),
+     _in("host_code", 8, DATA),
      _out("state", 2, DATA), _out("error_code", 8, DATA), _out("step_count", 32, DATA),
      _out("cycle_count", 64, DATA), _out("stalled_unit", 16, DATA),
-     _out("busy_count", "NRES*32", DATA), _out("stall_count", "NRES*32", DATA)))
+     _out("busy_count", "NRES*32", DATA), _out("stall_count", "NRES*32", DATA),
+     _out("window_count", "NRES*32", DATA)))
 
 #: Every module of hw/ by name, in the order the docs list them.
 MODULES: Mapping[str, Module] = MappingProxyType({m.name: m for m in (
     SKID_BUFFER, STREAM_FIFO, SDP_RAM, REQUANT, LOOP_NEST, TENSOR_WALKER, MAC_ARRAY, ENGINE,
-    POOL, RELU, ADD, FANOUT, PSUM, LOSS, SGD, LINK_TX, LINK_RX, AXIL_SLAVE, CSR,
+    POOL, RELU, ADD, FANOUT, PSUM, LOSS, SGD, LINK_TX, LINK_RX, LINK_PACK, LINK_UNPACK,
+    AXIL_SLAVE, CSR,
     STORE, MOVER_RD, MOVER_WR, SEQUENCER, HOST, BOARD_CTL, LINK_MODEL)})
 
 

@@ -16,6 +16,7 @@ from types import MappingProxyType
 from fpdeep.errors import FpdeepError
 
 WORD_BITS = 48  # a store word: a 16-bit element or a 48-bit raw sum, sign-extended
+BANK_WIDTH_BITS = 8  # a bank's word width (1 .. WORD_BITS) in fpdeep_store's WIDTHS
 BEAT_BITS = 64  # host stream and instruction word
 
 
@@ -75,9 +76,11 @@ def _pack(where: str, fields: Mapping[str, Field], **values: int) -> int:
 HOST_OPCODES: Mapping[str, int] = MappingProxyType({"WRITE": 0x01, "READ": 0x02, "PROGRAM": 0x03})
 HOST_OPCODE_MEANINGS: Mapping[str, str] = MappingProxyType({
     "WRITE": "store bank `target`, words from `address` on; payload: `length` beats, a word "
-             "in the low 48 bits of each; answered with a status beat",
+             "in the low 48 bits of each (a bank narrower than 48 bits keeps the word's low "
+             "bits); answered with a status beat",
     "READ": "no payload; answered with a status beat, then `length` words of bank `target` "
-            "from `address` on, each sign-extended to 64 bits, tlast on the last",
+            "from `address` on, each sign-extended from its bank's width to 64 bits, tlast on "
+            "the last",
     "PROGRAM": "resource `target`'s instruction memory from `address` on; payload: `length` "
                "instructions; answered with a status beat",
 })

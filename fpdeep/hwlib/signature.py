@@ -152,13 +152,37 @@ def axi_lite_slave(prefix: str, addr: Width) -> tuple[Signal, ...]:
     return tuple(ports)
 
 
-def axi_stream(prefix: str, width: Width, *, sink: bool) -> tuple[Signal, ...]:
-    """The ports of an AXI4-Stream ``<prefix>_tdata, _tvalid, _tready, _tlast``; ``sink``: the
-    module receives it."""
+def axi_stream(prefix: str, width: Width, *, sink: bool,
+               keep: Width | None = None) -> tuple[Signal, ...]:
+    """The ports of an AXI4-Stream ``<prefix>_tdata, [_tkeep,] _tvalid, _tready, _tlast``;
+    ``sink``: the module receives it; ``keep``: the width of its byte flags, if it has them."""
     into, back = (IN, OUT) if sink else (OUT, IN)
-    return (Signal(f"{prefix}_tdata", into, width, DATA),
+    flags = () if keep is None else (Signal(f"{prefix}_tkeep", into, keep, SIDE),)
+    return (Signal(f"{prefix}_tdata", into, width, DATA), *flags,
             Signal(f"{prefix}_tvalid", into, 1, VALID),
             Signal(f"{prefix}_tready", back, 1, READY), Signal(f"{prefix}_tlast", into, 1, LAST))
+
+
+def axi_master(prefix: str, data: Width, addr: Width, ident: Width = 1) -> tuple[Signal, ...]:
+    """The ports of an AXI4 master ``<prefix>_aw*, _w*, _b*, _ar*, _r*`` with ``data`` data
+    bits, ``addr`` address bits and ``ident`` ID bits, in the order AMBA lists them."""
+    strb: Width = data // 8 if isinstance(data, int) else f"({data})//8"
+    request = (("id", ident), ("addr", addr), ("len", 8), ("size", 3), ("burst", 2),
+               ("lock", 1), ("cache", 4), ("prot", 3), ("qos", 4))
+    channels = (
+        ("aw", OUT, request),
+        ("w", OUT, (("data", data), ("strb", strb), ("last", 1))),
+        ("b", IN, (("id", ident), ("resp", 2))),
+        ("ar", OUT, request),
+        ("r", IN, (("id", ident), ("data", data), ("resp", 2), ("last", 1))),
+    )
+    ports = []
+    for channel, into, payload in channels:
+        back = OUT if into == IN else IN
+        ports += [Signal(f"{prefix}_{channel}{name}", into, w, DATA) for name, w in payload]
+        ports += [Signal(f"{prefix}_{channel}valid", into, 1, VALID),
+                  Signal(f"{prefix}_{channel}ready", back, 1, READY)]
+    return tuple(ports)
 
 
 @dataclass(frozen=True)

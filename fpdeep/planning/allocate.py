@@ -183,6 +183,10 @@ class MemoryPlan:
     spilled_bits: int  # held off chip (DRAM or a neighbour): stash, streams, grads, weights
     traffic_bytes_per_image: float  # off-chip reads + writes an image causes
     buffers_fit: bool  # line buffers must be on chip
+    # blocks taken when the figures are a generated store's banks (`with_stores`); None for
+    # the search model's estimate in bits
+    bram_blocks: int | None = None
+    uram_blocks: int | None = None
 
 
 def plan_memory(storage: Storage, *, bram_bits: int, uram_bits: int) -> MemoryPlan:

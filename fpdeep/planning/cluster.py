@@ -14,6 +14,7 @@ from fpdeep.errors import (
     require_positive_number,
 )
 from fpdeep.numerics import ACC_WIDTH
+from fpdeep.planning import perf
 from fpdeep.planning.boards import PRECISIONS, Board, get_board, load_board_file
 
 # Weight-gradient accumulators are kept wide across the mini-batch, as the DSP P register is:
@@ -58,6 +59,18 @@ class Cluster:
     @property
     def accumulator_bits(self) -> int:
         return ACCUMULATOR_BITS[self.precision]
+
+    @property
+    def link_port_bits(self) -> int:
+        """tdata width of every board's link ports: wide enough for the fastest planned link
+        at the cluster clock (the board file's link figures where the chain has no link)."""
+        gbps = max(self.link_gbps or [b.link_gbps for b in self.boards])
+        return perf.link_port_bits(gbps=gbps, clock_mhz=self.clock_mhz)
+
+    def link_rate(self, index: int) -> perf.LinkRate:
+        """What the link between boards ``index`` and ``index + 1`` carries per cycle."""
+        return perf.link_rate(gbps=self.link_gbps[index], clock_mhz=self.clock_mhz,
+                              data_bits=self.precision, port_bits=self.link_port_bits)
 
     def dsp_budget(self, index: int) -> int:
         return math.floor(self.boards[index].dsp * self.util_cap + 1e-9)

@@ -324,10 +324,11 @@ class _Search:
 
     def link_cycles(self, gbps: float) -> np.ndarray:
         if gbps not in self._link_cycles:
-            clock = self.cluster.clock_mhz
+            c = self.cluster
+            rate = perf.link_rate(gbps=gbps, clock_mhz=c.clock_mhz, data_bits=c.precision,
+                                  port_bits=c.link_port_bits)
             self._link_cycles[gbps] = np.array(
-                [perf.link_cycles(bytes_per_image=int(v), gbps=gbps, clock_mhz=clock)
-                 for v in self.link_bytes],
+                [perf.link_cycles(bytes_per_image=int(v), rate=rate) for v in self.link_bytes],
                 dtype=np.int64,
             )
         return self._link_cycles[gbps]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from fpdeep.errors import FpdeepError, require_positive_number
 from fpdeep.errors import require_non_negative_int as _non_negative_int
@@ -16,8 +17,9 @@ from fpdeep.errors import require_positive_int as _positive_int
 
 # Cycles from the first operand read of an engine's loop nest to the last accumulator write-back:
 # weight/activation RAM read (1) + operand register (1) + DSP A/B, M and P registers (3)
-# + requantise/round (1) + saturate (1) + result RAM write (1).
-ENGINE_LATENCY = 8
+# + requantise/round (1) + saturate (1) + result RAM write (1), and the cycle in which a start
+# pulse marks its input half loaded (the double-buffered engine starts a run from that flag).
+ENGINE_LATENCY = 9
 
 # Cycles of the pooling engine (hw/fpdeep_pool.sv) from its last window tap to done: one buffer
 # read, one accumulate.
@@ -84,17 +86,91 @@ def engine_dsp(*, tm: int, tn: int, dsp_per_mac: float, tp: int = 1) -> int:
     return math.ceil(tm * tn * tp * dsp_per_mac - 1e-9)
 
 
-def link_cycles(*, bytes_per_image: float, gbps: float, clock_mhz: float) -> int:
-    """Clock cycles one direction of a link needs to carry an image's bytes at ``gbps`` line rate.
+# Bits of a link word besides its data: the channel number and the packet's last flag
+# ({channel, last, data} of fpdeep_link_tx with one channel).
+LINK_FRAMING_BITS = 2
 
-    The line rate is derated by the 64B/66B payload efficiency.
-    """
-    if bytes_per_image < 0:
-        raise FpdeepError(f"bytes_per_image must be non-negative, got {bytes_per_image!r}")
+# Link words a board hands its link per cycle: a store mover reads one word a cycle, so a
+# hop never moves more, however wide its ports are.
+LINK_SOURCE_WORDS_PER_CYCLE = 1
+
+# The link ports' tdata width is a whole number of these (the widths Aurora's user
+# interface and AXI4-Stream interconnects take).
+LINK_PORT_QUANTUM = 64
+
+
+def link_port_bits(*, gbps: float, clock_mhz: float) -> int:
+    """tdata width of a board's link ports: the line's payload bits per clock cycle rounded
+    up to a multiple of 64 (at least 64), so that the ports never hold the line back."""
     _positive_number("link rate (Gb/s)", gbps)
     _positive_number("clock (MHz)", clock_mhz)
-    seconds = bytes_per_image * 8 / (gbps * 1e9 * LINK_PAYLOAD_EFFICIENCY)
-    return math.ceil(seconds * clock_mhz * 1e6 - 1e-9)
+    per_cycle = gbps * 1e9 * LINK_PAYLOAD_EFFICIENCY / (clock_mhz * 1e6)
+    return max(1, math.ceil(per_cycle / LINK_PORT_QUANTUM - 1e-9)) * LINK_PORT_QUANTUM
+
+
+#: What may bound a link hop's rate, in the order a tie is reported.
+LINK_BOUNDS = ("source", "port", "line rate")
+
+
+@dataclass(frozen=True)
+class LinkRate:
+    """What one direction of a link carries per clock cycle, in link words
+    (``data_bits`` of data and the framing bits each): the least of the port's words per
+    beat, the words the source supplies and the beats the line carries times the words of
+    a beat."""
+
+    data_bits: int
+    port_bits: int
+    words_per_beat: int
+    source_words_per_cycle: float
+    line_words_per_cycle: float
+
+    @property
+    def word_bits(self) -> int:
+        return self.data_bits + LINK_FRAMING_BITS
+
+    @property
+    def words_per_cycle(self) -> float:
+        return min(self.limits().values())
+
+    @property
+    def bound(self) -> str:
+        """What bounds the rate: "source", "port" or "line rate"."""
+        limits = self.limits()
+        return next(k for k in LINK_BOUNDS if limits[k] == self.words_per_cycle)
+
+    def limits(self) -> dict[str, float]:
+        return {"source": self.source_words_per_cycle, "port": float(self.words_per_beat),
+                "line rate": self.line_words_per_cycle}
+
+
+def link_rate(*, gbps: float, clock_mhz: float, data_bits: int, port_bits: int) -> LinkRate:
+    """The rate of a link of ``gbps`` line rate whose ports are ``port_bits`` wide: the line
+    carries whole port beats (the payload rate, 64B/66B derated, over the port width)."""
+    _positive_number("link rate (Gb/s)", gbps)
+    _positive_number("clock (MHz)", clock_mhz)
+    _positive_int("data bits", data_bits)
+    _positive_int("port bits", port_bits)
+    per_beat = port_bits // (data_bits + LINK_FRAMING_BITS)
+    if per_beat < 1:
+        raise FpdeepError(f"link ports of {port_bits} bits cannot hold a link word of "
+                          f"{data_bits + LINK_FRAMING_BITS} bits")
+    beats = gbps * 1e9 * LINK_PAYLOAD_EFFICIENCY / (clock_mhz * 1e6) / port_bits
+    return LinkRate(data_bits, port_bits, per_beat, float(LINK_SOURCE_WORDS_PER_CYCLE),
+                    beats * per_beat)
+
+
+def link_words(bytes_per_image: float, data_bits: int) -> int:
+    """Link words that carry ``bytes_per_image`` of ``data_bits``-bit data."""
+    if bytes_per_image < 0:
+        raise FpdeepError(f"bytes_per_image must be non-negative, got {bytes_per_image!r}")
+    return math.ceil(bytes_per_image * 8 / data_bits - 1e-9)
+
+
+def link_cycles(*, bytes_per_image: float, rate: LinkRate) -> int:
+    """Clock cycles one direction of a link needs to carry an image's bytes at ``rate``."""
+    words = link_words(bytes_per_image, rate.data_bits)
+    return math.ceil(words / rate.words_per_cycle - 1e-9)
 
 
 def memory_cycles(*, bytes_per_image: float, gbytes_per_s: float, clock_mhz: float) -> int:
@@ -106,6 +182,19 @@ def memory_cycles(*, bytes_per_image: float, gbytes_per_s: float, clock_mhz: flo
     _positive_number("memory bandwidth (GB/s)", gbytes_per_s)
     _positive_number("clock (MHz)", clock_mhz)
     return math.ceil(bytes_per_image / (gbytes_per_s * 1e9) * clock_mhz * 1e6 - 1e-9)
+
+
+#: AXI4's widest data bus.
+AXI_MAX_DATA_BITS = 1024
+
+
+def memory_port_bits(*, gbytes_per_s: float, clock_mhz: float) -> int:
+    """Data bits of a board's AXI4 off-chip memory master: the memory's bytes per clock cycle
+    in bits, rounded up to a power of two as AXI4 requires (64 to 1024)."""
+    _positive_number("memory bandwidth (GB/s)", gbytes_per_s)
+    _positive_number("clock (MHz)", clock_mhz)
+    per_cycle = math.ceil(gbytes_per_s * 8e9 / (clock_mhz * 1e6) - 1e-9)
+    return min(AXI_MAX_DATA_BITS, max(64, 1 << (per_cycle - 1).bit_length()))
 
 
 def initiation_interval(

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from fpdeep.errors import FpdeepError, require_positive_int
@@ -25,6 +25,7 @@ from fpdeep.planning.partition import (
     partition_fpdeep,
     partition_optimal,
 )
+from fpdeep.planning.store import BoardStore, place
 from fpdeep.serial import Serial
 
 PASSES = ("fp", "bp", "wg")
@@ -51,6 +52,9 @@ class BoardPlan:
     memory_cycles: int  # off-chip traffic of spilled data per image
     spill_to: str  # "", "dram", "board K" (a neighbour's spare on-chip memory)
     update_cycles: int
+    # the generated design's tensor store, once the plan is lowered (`with_stores`): then
+    # ``storage`` and ``memory`` are its banks
+    store: BoardStore | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,7 @@ class LinkPlan:
     bytes_backward: int
     gbps_available: float
     cycles: int
+    rate: perf.LinkRate  # words per cycle the link's ports, source and line carry
 
 
 @dataclass(frozen=True)
@@ -217,11 +222,44 @@ def evaluate(
     for b in range(n - 1):
         fwd = int(chain.forward_bytes[cuts[b + 1]]) + extra_link[b]
         bwd = int(chain.backward_bytes[cuts[b + 1]]) + extra_link[b]
-        gbps = cluster.link_gbps[b]
-        cycles = perf.link_cycles(bytes_per_image=max(fwd, bwd), gbps=gbps, clock_mhz=clock)
-        links.append(LinkPlan(b, b + 1, fwd, bwd, gbps, cycles))
+        rate = cluster.link_rate(b)
+        cycles = perf.link_cycles(bytes_per_image=max(fwd, bwd), rate=rate)
+        links.append(LinkPlan(b, b + 1, fwd, bwd, cluster.link_gbps[b], cycles, rate))
     totals = _totals(chain, cluster, boards, links, batch, cuts)
     return Plan(chain.network, cluster, strategy, tuple(boards), tuple(links), totals, cuts)
+
+
+def with_stores(plan: Plan, stores: Sequence[BoardStore]) -> Plan:
+    """``plan`` with every board's memory figures taken from the tensor store of the design
+    lowered from it: the banks' bits and BRAM36 blocks, placed in block RAM (then UltraRAM)
+    within the utilisation cap. DoesNotFit naming the board when a store fits in neither."""
+    if [s.board for s in stores] != [bp.index for bp in plan.boards]:
+        raise FpdeepError(f"the stores are of boards {[s.board for s in stores]}; the plan "
+                          f"has boards {[bp.index for bp in plan.boards]}")
+    cap = plan.cluster.util_cap
+    boards = []
+    for bp, store in zip(plan.boards, stores, strict=True):
+        board = plan.cluster.boards[bp.index]
+        bram, uram = math.floor(board.bram_blocks * cap), math.floor(board.uram_blocks * cap)
+        placed = place(store, bram_blocks=bram, uram_blocks=uram)
+        if placed is None:
+            raise DoesNotFit(
+                f"board {bp.index} ({board.name}): its tensor store for {store.images} "
+                f"image(s) takes {store.bram_blocks:,} BRAM36 blocks ({store.bits / 8e6:.2f} MB "
+                f"in {len(store.banks)} bank(s)), more than its {bram:,} BRAM36 and {uram:,} URAM "
+                f"blocks within the {cap:.0%} utilisation cap hold: use more boards, a larger "
+                f"board or a smaller --batch")
+        memory = MemoryPlan(bram_bits=sum(b.bits for b in placed.bram),
+                            uram_bits=sum(b.bits for b in placed.uram), spilled_bits=0,
+                            traffic_bytes_per_image=0.0, buffers_fit=True,
+                            bram_blocks=placed.bram_blocks, uram_blocks=placed.uram_blocks)
+        stash = store.bits_of("act:", "err:", "psum:", "argmax:", "label")
+        weights, grads = store.bits_of("w:", "b:"), store.bits_of("acc:")
+        # the rest (tables, the zero word, discarded side outputs) must stay on chip
+        storage = Storage(buffers=store.bits - stash - weights - grads, weights=weights,
+                          grads=grads, stash=stash, stash_per_image=stash // store.images)
+        boards.append(replace(bp, storage=storage, memory=memory, store=store))
+    return replace(plan, boards=tuple(boards))
 
 
 def _place_spill(cluster: Cluster, memories: list[MemoryPlan]) -> tuple[list[str], list[int]]:

@@ -107,14 +107,22 @@ def outcome_text(plan: dict[str, Any], result: dict[str, Any] | None) -> str:
         lines.append(f"busiest resource: board {busiest['board']} "
                      f"{printable(busiest['resource'])}, running "
                      f"{busiest['busy_share']:.1%} of the step")
+        engines = [r for r in resources if r.get("engine")]
+        if engines:
+            top = max(engines, key=lambda r: r["busy"])
+            lines.append(f"busiest engine: board {top['board']} {printable(top['resource'])}, "
+                         f"running {top['busy']:,} of the {top['window']:,} cycles from its "
+                         f"first start to its last done ({top['window_share']:.1%})")
         lines.append("")
-        lines.append("cycles each engine, unit and link ran and waited in the first step "
-                     "(CSR counters), and the cycles the model gives it:")
+        lines.append("cycles each engine, unit and link ran (an engine: its runs) and waited in "
+                     "the first step, the cycles from its first to its last active one (CSR "
+                     "counters), and the cycles the model gives it to run:")
         lines.append(format_table(
-            ["board", "resource", "ran", "waited", "modelled"],
+            ["board", "resource", "ran", "waited", "window", "modelled"],
             [[str(r["board"]), printable(r["resource"]), f"{r['busy']:,}", f"{r['stall']:,}",
-              "" if r["modelled"] is None else f"{r['modelled']:,}"] for r in resources],
-            right=[True, False, True, True, True]))
+              f"{r['window']:,}", "" if r["modelled"] is None else f"{r['modelled']:,}"]
+             for r in resources],
+            right=[True, False, True, True, True, True]))
         lines.append("")
     losses = ", ".join(f"{v:.4f}" for v in result["loss"])
     verdict = "bit-exact with the golden model" if result["match"] else (

@@ -32,6 +32,7 @@ def cluster_json(plan: Plan) -> dict[str, Any]:
         "count": c.size,
         "topology": c.topology,
         "link_gbps": list(c.link_gbps),
+        "link_port_bits": c.link_port_bits,
         "precision": c.precision,
         "clock_mhz": c.clock_mhz,
         "util_cap": c.util_cap,
@@ -62,12 +63,33 @@ def _generated_text(generated: PipelineFigures | str, *, batch: int, clock_mhz: 
             f"{g['images_per_s_batch']:,.1f} images/s")
 
 
+def link_rate_json(rate: perf.LinkRate) -> dict[str, Any]:
+    """What a link carries per cycle and what bounds it (the port, the source or the line)."""
+    return {"port_bits": rate.port_bits, "word_bits": rate.word_bits,
+            "words_per_cycle": rate.words_per_cycle, "bound": rate.bound,
+            "limits_words_per_cycle": {
+                "port": rate.words_per_beat, "source": rate.source_words_per_cycle,
+                "line rate": rate.line_words_per_cycle}}
+
+
+def _rate_text(rate: perf.LinkRate) -> str:
+    return f"{rate.words_per_cycle:.3g} ({rate.bound})"
+
+
+def _blocks(placed: int | None, bits: int, block_bits: int) -> int:
+    """Blocks a board's memory takes: as placed, or for an estimate in bits whole blocks."""
+    if placed is not None:
+        return placed
+    return -(-bits // block_bits) if block_bits else 0
+
+
 def plan_json(plan: Plan, generated: PipelineFigures | str | None = None) -> dict[str, Any]:
     """The JSON schema of `fpdeep plan --json` (issue 3); with ``generated``, the figures of the
     design `fpdeep build` makes of the plan (``fpdeep.schedule.tasks.generated_figures``), or why it
     cannot be built."""
     boards = []
     for bp in plan.boards:
+        board = plan.cluster.boards[bp.index]
         boards.append({
             "index": bp.index,
             "board": plan.cluster.boards[bp.index].name,
@@ -81,10 +103,19 @@ def plan_json(plan: Plan, generated: PipelineFigures | str | None = None) -> dic
             ],
             "dsp_used": bp.dsp_used,
             "dsp_available": bp.dsp_available,
+            # the generated tensor store's banks once the plan is lowered, else the search
+            # model's estimate (its blocks: the bits over whole blocks)
+            "memory_from": "store" if bp.store is not None else "estimate",
             "bram_bits_used": bp.memory.bram_bits,
+            "bram_blocks_used": _blocks(bp.memory.bram_blocks, bp.memory.bram_bits,
+                                        board.bram_block_bits),
             "bram_bits_available": bp.bram_bits_available,
+            "bram_blocks_available": board.bram_blocks,
             "uram_bits_used": bp.memory.uram_bits,
+            "uram_blocks_used": _blocks(bp.memory.uram_blocks, bp.memory.uram_bits,
+                                        board.uram_block_bits),
             "uram_bits_available": bp.uram_bits_available,
+            "uram_blocks_available": board.uram_blocks,
             "cycles_per_image": bp.compute_cycles,
         })
     links = []
@@ -98,6 +129,8 @@ def plan_json(plan: Plan, generated: PipelineFigures | str | None = None) -> dic
             "gbps_needed": need,
             "gbps_available": lp.gbps_available,
             "utilisation": need / lp.gbps_available,
+            "cycles_per_image": lp.cycles,
+            **link_rate_json(lp.rate),
         })
     t = plan.totals
     return {
@@ -147,14 +180,16 @@ def plan_text(plan: Plan, generated: PipelineFigures | str | None = None) -> str
     ]
     rows = []
     for bp in plan.boards:
-        mem = bp.memory
+        mem, board = bp.memory, c.boards[bp.index]
         rows.append([
             str(bp.index), _layers_of(bp), f"{bp.dsp_used}/{bp.dsp_available}",
             "/".join(f"{v / 8e6:.1f}" for v in (bp.storage.weights, bp.storage.grads,
                                                 bp.storage.stash,
                                                 bp.storage.buffers + bp.storage.streams)),
-            _pct(mem.bram_bits, bp.bram_bits_available),
-            _pct(mem.uram_bits, bp.uram_bits_available),
+            _pct(_blocks(mem.bram_blocks, mem.bram_bits, board.bram_block_bits),
+                 board.bram_blocks),
+            _pct(_blocks(mem.uram_blocks, mem.uram_bits, board.uram_block_bits),
+                 board.uram_blocks),
             f"{mem.spilled_bits / 8e6:.1f} MB -> {bp.spill_to}" if mem.spilled_bits else "-",
             format_count(bp.compute_cycles), format_count(bp.memory_cycles),
         ])
@@ -163,20 +198,30 @@ def plan_text(plan: Plan, generated: PipelineFigures | str | None = None) -> str
          "mem cycles"],
         rows, right=[True, False, True, True, True, True, False, True, True],
     ))
-    out.append("(W/G/S/B: weights, gradient accumulators, activation stash, buffers)")
+    out.append("(W/G/S/B: weights, gradient accumulators, activation stash, buffers; BRAM, "
+               "URAM: blocks used, "
+               + ("the generated tensor store's banks)" if all(bp.store is not None
+                                                                for bp in plan.boards)
+                  else "estimated)"))
     if plan.links:
         out.append("")
         rows = [
             [f"{lp.src}->{lp.dst}", format_count(lp.bytes_forward),
              format_count(lp.bytes_backward), f"{plan.gbps_needed(lp):.1f}",
              f"{lp.gbps_available:g}", _pct(plan.gbps_needed(lp), lp.gbps_available),
-             format_count(lp.cycles)]
+             _rate_text(lp.rate), format_count(lp.cycles)]
             for lp in plan.links
         ]
         out.append(format_table(
-            ["link", "fwd B/img", "bwd B/img", "Gb/s need", "Gb/s have", "use", "cycles"],
-            rows, right=[False] + [True] * 6,
+            ["link", "fwd B/img", "bwd B/img", "Gb/s need", "Gb/s have", "use",
+             "words/cycle", "cycles"],
+            rows, right=[False] + [True] * 7,
         ))
+        rate = plan.links[0].rate
+        out.append(f"(link ports {rate.port_bits} bits: {rate.words_per_beat} words of "
+                   f"{rate.word_bits} bits a beat; a hop moves the least of the port's words "
+                   f"per beat, the {rate.source_words_per_cycle:g} word(s) per cycle its "
+                   f"source supplies and the line rate's)")
     power = "estimate" if any(b.watts_is_estimate for b in c.boards) else "datasheet"
     out += [
         "",

@@ -9,10 +9,18 @@ for and the resource it occupies (an engine, a unit, one direction of a link). T
 controller starts a task as soon as its inputs are ready and its resource is free, so the
 images of a batch overlap across engines and boards; ``timeline`` replays exactly that.
 
+An engine's image is three tasks, as its double buffers let them overlap: ``engine`` streams
+the operands into the free input half and pulses start (the engine's sequencer), ``run`` is the
+loop nest (the engine itself; no program), ``drain`` moves the result out of its result half
+(the engine's second sequencer, ``<engine>:out``, which also flushes the WG sums). What the
+hardware orders by itself (a half free again, a run over) is a task's ``after``: it delays the
+task's work but not its instructions, and the programs carry no WAIT for it.
+
 Each task is costed from what the generated RTL does: operands streamed into the engine banks
 and results out of them at one beat per cycle around ``fpdeep.planning.perf.engine_cycles``,
 element-wise units at one element per cycle, link hops store and forward at the generated
-link's word rate (at most one 16-bit word per cycle, whatever the line rate) plus its latency. The
+link's word rate (the least of its ports' words per beat, its line rate and the one word per
+cycle a store mover supplies) plus its latency and the last beat's unpacking. The
 protocol overheads (``LOAD_OVERHEAD`` etc., 1-2 cycles) are what the cluster simulation
 measures.
 
@@ -62,6 +70,9 @@ LOSS_OVERHEAD = 2
 # Cycles a link hop adds to its words and latency: the receiver's handshake of the last word
 # (measured in the cluster simulation).
 LINK_OVERHEAD = 1
+# Cycles the gearboxes behind the link ports (hw/link/) add to a hop besides unpacking its
+# last beat a word a cycle (measured in the cluster simulation).
+GEARBOX_OVERHEAD = 1
 # Bytes of one element on a link (16-bit data) and of a raw partial sum (48-bit accumulator,
 # sent as three 16-bit words).
 ELEM_BYTES = 2
@@ -90,9 +101,13 @@ class Task(Serial):
     item: str = ""  # links: the payload (``item``, ``contribution_item``)
     resource: str = ""  # the engine, unit or link direction it occupies
     deps: tuple[int, ...] = ()  # indices of the tasks it waits for
+    after: tuple[int, ...] = ()  # tasks whose end the hardware itself waits for
 
 
-KINDS = ("engine", "flush", "unit", "link")
+KINDS = ("engine", "run", "drain", "flush", "unit", "link")
+
+#: The resource suffixes of an engine's loop nest and of its output sequencer.
+RUN, OUT = ":run", ":out"
 
 
 # The items a link carries, also the keys under which the controller keeps each board's data.
@@ -115,9 +130,21 @@ def parse_item(text: str) -> tuple[str, str, tuple[int, int] | None]:
 
 
 def hop_cycles(words: int, link: LinkModel) -> int:
-    """Cycles to move ``words`` over one link of the design: at
-    ``num`` words per ``den`` cycles, after its latency, plus the framing's handshakes."""
-    return -(-words * link.den // link.num) + link.latency + LINK_OVERHEAD
+    """Cycles to move ``words`` over one link of the design: at ``word_num`` words per
+    ``word_den`` cycles, then its latency and the gearboxes' tail, plus the framing's
+    handshakes."""
+    return -(-words * link.word_den // link.word_num) + hop_tail(words, link) + LINK_OVERHEAD
+
+
+def hop_tail(words: int, link: LinkModel) -> int:
+    """Cycles of a hop after its last word has entered the link: the latency, the beat
+    registers and the receiver unpacking the last (perhaps partial) beat a word a cycle."""
+    last_beat = (words - 1) % link.words_per_beat + 1 if words else 0
+    return link.latency + GEARBOX_OVERHEAD + max(last_beat - 1, 0)
+
+
+def _link_words(task: Task) -> int:
+    return -(-task.bytes // ELEM_BYTES)
 
 
 def link_hops(task: Task) -> list[tuple[int, int]]:
@@ -127,10 +154,13 @@ def link_hops(task: Task) -> list[tuple[int, int]]:
 
 
 def _engine_cycles(task: Task) -> int:
-    """Operands in, the loop nest, results out (engines, flushes and pooling engines)."""
+    """Operands in, the loop nest, results out: what of these the task does (an engine's
+    operands and start pulse, its run, its drain or flush; a pooling engine all three)."""
+    if task.kind == "run":
+        return task.run
     beats = max(task.loads.values(), default=0)
     cycles = beats + LOAD_OVERHEAD if beats else 0
-    if task.run:
+    if task.run or task.kind == "engine" and task.image >= 0:
         cycles += task.run + START_OVERHEAD
     if task.drain:
         cycles += task.drain + DRAIN_OVERHEAD
@@ -162,7 +192,7 @@ _UNIT_CYCLES: dict[str, Callable[[Task], int]] = {
 
 def task_cycles(task: Task, *, links: Sequence[LinkModel]) -> int:
     """Modelled cycles of one task; ``links`` are the design's."""
-    if task.kind in ("engine", "flush"):
+    if task.kind in ("engine", "run", "drain", "flush"):
         return _engine_cycles(task)
     if task.kind == "unit":
         if task.rtl not in _UNIT_CYCLES:
@@ -170,8 +200,7 @@ def task_cycles(task: Task, *, links: Sequence[LinkModel]) -> int:
                               + ", ".join(repr(k) for k in _UNIT_CYCLES))
         return _UNIT_CYCLES[task.rtl](task)
     if task.kind == "link":
-        words = -(-task.bytes // ELEM_BYTES)
-        return sum(hop_cycles(words, links[min(a, b)]) for a, b in link_hops(task))
+        return sum(hop_cycles(_link_words(task), links[min(a, b)]) for a, b in link_hops(task))
     raise FpdeepError(f"unknown task kind {task.kind!r}; known: {', '.join(KINDS)}")
 
 
@@ -180,23 +209,27 @@ def link_latency(task: Task, *, links: Sequence[LinkModel]) -> int:
     (the link takes the next item meanwhile); 0 for any other task."""
     if task.kind != "link":
         return 0
-    return sum(links[min(a, b)].latency for a, b in link_hops(task))
+    words = _link_words(task)
+    return sum(hop_tail(words, links[min(a, b)]) for a, b in link_hops(task))
 
 
 def timeline(tasks: Sequence[Task], durations: Sequence[int],
-             tails: Sequence[int] | None = None) -> list[tuple[int, int]]:
+             tails: Sequence[int] | None = None,
+             setups: Sequence[int] | None = None) -> list[tuple[int, int]]:
     """(start, end) of every task when each starts as soon as its dependencies have ended and
     its resource is free; a resource freed at some cycle goes to the waiting task that comes
     first in ``tasks`` (the older image). This is what the board controller does. ``tails``:
     the last cycles of each task during which its resource is already free again (a link's
-    words in flight)."""
+    words in flight). ``setups``: the first cycles of each task's duration, its instructions,
+    which do not wait for its ``after`` tasks; the rest starts once those have ended too."""
     n = len(tasks)
-    waiting_on = [len(t.deps) for t in tasks]
+    waiting_on = [len(t.deps) + len(t.after) for t in tasks]
     users: list[list[int]] = [[] for _ in range(n)]
     for k, t in enumerate(tasks):
-        for d in t.deps:
+        for d in (*t.deps, *t.after):
             users[d].append(k)
     ready_at = [0] * n
+    hard_at = [0] * n
     free_at: dict[str, int] = {}
     queue = [(0, k) for k in range(n) if not waiting_on[k]]
     heapq.heapify(queue)
@@ -209,11 +242,15 @@ def timeline(tasks: Sequence[Task], durations: Sequence[int],
         if start > ready:  # the resource is busy: queue again at the time it frees
             heapq.heappush(queue, (start, k))
             continue
-        end = start + durations[k]
+        setup = setups[k] if setups is not None else 0
+        end = max(start + durations[k], hard_at[k] + durations[k] - setup)
         span[k] = (start, end)
         free_at[res] = end - (tails[k] if tails is not None else 0)
         for u in users[k]:
-            ready_at[u] = max(ready_at[u], end)
+            if k in tasks[u].after:
+                hard_at[u] = max(hard_at[u], end)
+            else:
+                ready_at[u] = max(ready_at[u], end)
             waiting_on[u] -= 1
             if not waiting_on[u]:
                 heapq.heappush(queue, (ready_at[u], u))
@@ -232,12 +269,19 @@ def durations(tasks: Sequence[Task], *, links: Sequence[LinkModel],
     return [task_cycles(t, links=links) + x for t, x in zip(tasks, extra, strict=True)]
 
 
+def replay(tasks: Sequence[Task], *, links: Sequence[LinkModel],
+           setup: Setup = None) -> list[tuple[int, int]]:
+    """The ``timeline`` of ``tasks`` on the generated boards: each task's modelled cycles,
+    its instructions (``setup``) first, a link free again while its words fly."""
+    extra = list(setup(tasks)) if setup is not None else [0] * len(tasks)
+    cycles = [task_cycles(t, links=links) + x for t, x in zip(tasks, extra, strict=True)]
+    return timeline(tasks, cycles, [link_latency(t, links=links) for t in tasks], extra)
+
+
 def step_cycles(tasks: Sequence[Task], *, links: Sequence[LinkModel],
                 setup: Setup = None) -> int:
     """Modelled cycles of one training step: the end of the last task of ``timeline``."""
-    span = timeline(tasks, durations(tasks, links=links, setup=setup),
-                    [link_latency(t, links=links) for t in tasks])
-    return max((end for _, end in span), default=0)
+    return max((end for _, end in replay(tasks, links=links, setup=setup)), default=0)
 
 
 def _elements(shape: Sequence[int]) -> int:
@@ -304,7 +348,10 @@ class _StepGraph:
         self.layers = [layer for layer in network.layers if not spec(layer.op).in_loss]
         self.tasks: list[Task] = []
         self.loaded: dict[str, int] = {}  # engine ident -> its weight load
-        self.wg: dict[str, list[int]] = {}  # WG engine ident -> its tasks
+        # engine ident -> its operand tasks, runs and drains, image by image
+        self.feeds: dict[str, list[int]] = {}
+        self.runs: dict[str, list[int]] = {}
+        self.drains: dict[str, list[int]] = {}
         # per image: where activations and errors are (tensor -> board -> tasks to wait for)
         self.image = -1
         self.acts: dict[str, dict[int, list[int]]] = {}
@@ -318,17 +365,33 @@ class _StepGraph:
         """Elements per image of ``tensor``."""
         return _elements(self.network.tensors[tensor].shape)
 
-    def add(self, task: Task, deps: Sequence[int]) -> int:
-        self.tasks.append(replace(task, deps=tuple(sorted(set(deps)))))
+    def add(self, task: Task, deps: Sequence[int], after: Sequence[int] = ()) -> int:
+        self.tasks.append(replace(task, deps=tuple(sorted(set(deps))),
+                                  after=tuple(sorted(set(after)))))
         return len(self.tasks) - 1
 
     def engine(self, board: int, s: SliceDesign, mode: str, deps: Sequence[int], *,
                drain: bool = True) -> int:
+        """An image through an engine: its operands in, its run, its result out (``drain``;
+        a WG engine keeps its sums for the flush). Returns the task whose end has the result
+        in the store (or, without a drain, the run)."""
         e = s.engines[mode]
+        key = f"{board}:{e.ident}"
+        feeds, runs = self.feeds.setdefault(e.ident, []), self.runs.setdefault(e.ident, [])
+        drains = self.drains.setdefault(e.ident, [])
         loads = {k: v for k, v in e.streams.items() if v and k not in ("w", "b")}
-        return self.add(Task("engine", board, mode, s.layer, e.ident, self.image, loads,
-                             e.cycles + perf.ENGINE_LATENCY, e.out_beats if drain else 0,
-                             resource=f"{board}:{e.ident}"), deps)
+        # an input half is free once the run two images back has read it; a result half
+        # once the drain two images back has emptied it
+        feeds.append(self.add(Task("engine", board, mode, s.layer, e.ident, self.image, loads,
+                                   resource=key), deps, runs[-2:-1]))
+        runs.append(self.add(Task("run", board, mode, s.layer, e.ident, self.image,
+                                  run=e.cycles + perf.ENGINE_LATENCY, resource=key + RUN),
+                             (), [feeds[-1], *drains[-2:-1]]))
+        if not drain:
+            return runs[-1]
+        drains.append(self.add(Task("drain", board, mode, s.layer, e.ident, self.image,
+                                    drain=e.out_beats, resource=key + OUT), (), runs[-1:]))
+        return drains[-1]
 
     def send(self, src: int, dst: int, deps: list[int], payload: str, nbytes: int,
              have: dict[int, list[int]] | None = None) -> list[int]:
@@ -402,9 +465,11 @@ class _StepGraph:
         for entries in self.slices.values():
             for board, s in entries:
                 e = s.engines["wg"]
+                # once every image's start has been given, and (the engine sees to it) every
+                # run is over
                 flushes.setdefault(board, []).append(self.add(Task(
                     "flush", board, "flush", s.layer, e.ident, drain=e.out_beats,
-                    resource=f"{board}:{e.ident}"), self.wg[e.ident]))
+                    resource=f"{board}:{e.ident}{OUT}"), self.feeds[e.ident], self.runs[e.ident]))
                 count = per_board.setdefault(board, [0, 0])
                 count[0] += e.out_beats
                 count[1] += 2 if s.has_bias else 1
@@ -468,8 +533,7 @@ class _StepGraph:
         for board, s in self.slices[layer.name]:
             e_at = self.send(home, board, at_home, item("err", layer.output, s.lo, s.hi),
                              _slice_elems(layer, s) * ELEM_BYTES)
-            self.wg.setdefault(s.engines["wg"].ident, []).append(
-                self.engine(board, s, "wg", e_at, drain=False))
+            self.engine(board, s, "wg", e_at, drain=False)
             if "bp" in s.engines:
                 deps = [*e_at, self.loaded[s.engines["bp"].ident]]
                 bps.append((board, s, self.engine(board, s, "bp", deps)))
@@ -543,6 +607,5 @@ def pipeline_figures(design: Design, network: Network, *,
         if task.image >= 0:
             busy[task.resource] = busy.get(task.resource, 0) + cycles
     bottleneck = max(busy, key=lambda r: (busy[r], r))
-    first = max(end for _, end in timeline(tasks, cycles_of,
-                                           [link_latency(t, links=design.links) for t in tasks]))
+    first = max(end for _, end in replay(tasks, links=design.links, setup=setup))
     return PipelineFigures(busy[bottleneck], bottleneck, first)

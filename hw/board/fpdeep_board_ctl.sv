@@ -2,7 +2,8 @@
 // or the forward-only one in `mode` 1) once every required store bank and every sequencer's
 // program has been loaded; the step is done when every sequencer has reached its END. It
 // keeps the counters the CSR shows (steps, cycles of the last step, per resource the cycles
-// it ran and the cycles it waited) and two checks: a watchdog that ends a step which makes no
+// it was active, those it waited, and its active window: first to last active cycle) and
+// two checks: a watchdog that ends a step which makes no
 // progress for WATCHDOG cycles (error 5, the stalled resource's number in `stalled_unit`), and
 // the movers' framing flags (error 6). A host packet fault sets its error code (1-3) too.
 // Error codes: fpdeep.hwlib.protocol.ERRORS.
@@ -26,6 +27,7 @@ module fpdeep_board_ctl #(
     input  wire logic [NRES-1:0]   finished,
     input  wire logic [NRES-1:0]   waiting,
     input  wire logic [NRES-1:0]   running,
+    input  wire logic [NRES-1:0]   active,       // an engine's run, else its sequencer's pass
     input  wire logic              progress,     // some beat moved, or an engine is busy
     input  wire logic              frame_error,
     input  wire logic              host_fault,
@@ -36,12 +38,15 @@ module fpdeep_board_ctl #(
     output logic      [63:0]       cycle_count,
     output logic      [15:0]       stalled_unit,
     output logic      [NRES*32-1:0] busy_count,
-    output logic      [NRES*32-1:0] stall_count
+    output logic      [NRES*32-1:0] stall_count,
+    output logic      [NRES*32-1:0] window_count
 );
     localparam logic [1:0] IDLE = 2'd0, BUSY = 2'd1, DONE = 2'd2, ERROR = 2'd3;
     localparam logic [7:0] E_NOT_LOADED = 8'd4, E_DEADLOCK = 8'd5, E_FRAME = 8'd6;
 
     logic [31:0] quiet;   // cycles without progress
+    logic [NRES*32-1:0] since;   // per resource: cycles since its first active one
+    logic [NRES-1:0]    seen;    // per resource: active at least once this step
     logic        begun;   // go was a cycle ago: the sequencers have left IDLE
 
     wire logic loaded = ((written & REQUIRED) == REQUIRED) && (&programmed);
@@ -65,6 +70,9 @@ module fpdeep_board_ctl #(
             stalled_unit <= 16'hFFFF;
             busy_count <= '0;
             stall_count <= '0;
+            window_count <= '0;
+            since <= '0;
+            seen <= '0;
             mode <= 1'b0;
             begun <= 1'b0;
             quiet <= '0;
@@ -86,6 +94,9 @@ module fpdeep_board_ctl #(
                     cycle_count <= '0;
                     busy_count <= '0;
                     stall_count <= '0;
+                    window_count <= '0;
+                    since <= '0;
+                    seen <= '0;
                     quiet <= '0;
                     begun <= 1'b0;
                 end
@@ -93,8 +104,14 @@ module fpdeep_board_ctl #(
                 begun <= 1'b1;
                 cycle_count <= cycle_count + 1'b1;
                 for (int r = 0; r < NRES; r++) begin
-                    if (running[r]) busy_count[r*32 +: 32] <= busy_count[r*32 +: 32] + 1'b1;
+                    if (active[r]) busy_count[r*32 +: 32] <= busy_count[r*32 +: 32] + 1'b1;
                     if (waiting[r]) stall_count[r*32 +: 32] <= stall_count[r*32 +: 32] + 1'b1;
+                    // the window ends with the last active cycle seen so far
+                    if (seen[r] || active[r]) since[r*32 +: 32] <= since[r*32 +: 32] + 1'b1;
+                    if (active[r]) begin
+                        seen[r] <= 1'b1;
+                        window_count[r*32 +: 32] <= since[r*32 +: 32] + 1'b1;
+                    end
                 end
                 quiet <= progress ? '0 : quiet + 1'b1;
                 if (frame_error) begin

@@ -1,10 +1,12 @@
-// The board's on-chip tensor store: NB banks of simple dual-port RAM (WIDTH-bit words, bank b
-// holding DEPTHS[b] words), shared by NR read clients and NW write clients. Each client names a
-// bank and an address; each bank grants one write and READS[b] reads per cycle (a bank read
-// by several resources at once is kept once per reader, up to three, both copies written together, as BRAM is
-// replicated for read ports), round robin among the clients that ask for it, so clients on
-// different banks never wait for each other. Read data comes back one cycle after the grant,
-// with rd_valid.
+// The board's on-chip tensor store: NB banks of simple dual-port RAM, bank b holding DEPTHS[b]
+// words of WIDTHS[b] bits, shared by NR read clients and NW write clients whose words are
+// WIDTH bits. A bank keeps the low WIDTHS[b] bits of each word written to it and returns them
+// sign-extended to WIDTH bits, so a bank of 16-bit data is 16 bits wide and its clients see the
+// same words as from a WIDTH-bit bank. Each client names a bank and an address; each bank
+// grants one write and READS[b] reads per cycle (a bank read by several resources at once is
+// kept once per reader, up to three, all copies written together, as BRAM is replicated for
+// read ports), round robin among the clients that ask for it, so clients on different banks
+// never wait for each other. Read data comes back one cycle after the grant, with rd_valid.
 `default_nettype none
 
 module fpdeep_store #(
@@ -15,6 +17,7 @@ module fpdeep_store #(
     parameter int BW = 8,            // bank-number bits
     parameter int AW = 20,           // address bits within a bank
     parameter logic [NB*32-1:0] DEPTHS = {NB{32'd1024}},
+    parameter logic [NB*8-1:0]  WIDTHS = {NB{8'd48}},   // bits per word of each bank: 1 to WIDTH
     parameter logic [NB*2-1:0]  READS = {NB{2'd1}}      // read ports per bank: 1 to 3
 ) (
     input  wire logic             clk,
@@ -47,6 +50,7 @@ module fpdeep_store #(
         localparam int D = DEPTHS[b*32 +: 32];
         localparam int DA = (D > 1) ? $clog2(D) : 1;
         localparam int NP = int'(READS[b*2 +: 2]);
+        localparam int BWD = int'(WIDTHS[b*8 +: 8]);
         logic [RB-1:0] rd_ptr, last_pick;
         logic [MP*RB-1:0] pick;
         logic [MP-1:0] any;
@@ -100,15 +104,17 @@ module fpdeep_store #(
             assign rd_hit[b*MP + p] = any[p];
             assign rd_who[(b*MP + p)*RB +: RB] = pick[p*RB +: RB];
             if (p < NP) begin : g_copy
-                fpdeep_sdp_ram #(.WIDTH(WIDTH), .DEPTH(D)) u_ram (
+                logic [BWD-1:0] q;
+                fpdeep_sdp_ram #(.WIDTH(BWD), .DEPTH(D)) u_ram (
                     .clk,
                     .wr_en(wr_any),
                     .wr_addr(wr_addr[int'(wr_pick)*AW +: DA]),
-                    .wr_data(wr_data[int'(wr_pick)*WIDTH +: WIDTH]),
+                    .wr_data(wr_data[int'(wr_pick)*WIDTH +: BWD]),
                     .rd_en(any[p]),
                     .rd_addr(rd_addr[int'(pick[p*RB +: RB])*AW +: DA]),
-                    .rd_data(port_q[(b*MP + p)*WIDTH +: WIDTH])
+                    .rd_data(q)
                 );
+                assign port_q[(b*MP + p)*WIDTH +: WIDTH] = WIDTH'($signed(q));
             end else begin : g_none
                 assign port_q[(b*MP + p)*WIDTH +: WIDTH] = '0;
             end

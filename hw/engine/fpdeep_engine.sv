@@ -12,14 +12,20 @@
 // with hi = ho*sh + kh - pad_top, wi = wo*sw + kw - pad_left. Addresses, hi and wi come from
 // fpdeep_loop_nest (affine, adders only); fpdeep.engine.engine_config computes every cfg_*.
 //
-// Protocol: while idle, stream X (C,H,W), W (Co,Ci,Kh,Kw), dY (Co,Ho,Wo) and the bias (Co) in
-// C order into s_x, s_w, s_dy, s_b (only the operands of the mode are needed); pulse start; done
-// pulses when the last accumulation has landed; then the result streams out of m_* in C order,
-// requantised to DW bits (or the raw 48-bit accumulator when cfg_raw, as WG hands sums to the
-// SGD unit). Draining clears the result banks, ready for the next image. With cfg_hold the
-// engine returns to idle after done and keeps accumulating over further images (WG over a
-// mini-batch) until a flush pulse drains it. With cfg_bias, FP adds bias[co] << cfg_bias_shift
-// to each output once, and WG also accumulates the bias gradient sum dY[co] (drained after dW).
+// Double buffered: the X and dY banks and the result banks have two halves each, so that
+// loading the next image, computing this one and draining the last one overlap.
+// Protocol: stream X (C,H,W), dY (Co,Ho,Wo) in C order into s_x, s_dy (only the operands of
+// the mode) and pulse start: that half is loaded; the streams go on into the other half while
+// the first runs, and stall while both halves wait for or are in their runs. A run starts as
+// soon as its half is loaded, the previous run is over and its result half has been drained;
+// done pulses when its last accumulation has landed. Then (unless cfg_hold) its result streams
+// out of m_* in C order, requantised to DW bits (or the raw 48-bit accumulator when cfg_raw, as
+// WG hands sums to the SGD unit), while the next image runs; draining clears the result half.
+// W (Co,Ci,Kh,Kw) and the bias (Co) are loaded once, into s_w and s_b, while nothing runs.
+// With cfg_hold, runs keep accumulating into one result half over further images (WG over a
+// mini-batch) until a flush pulse, taken once every started run is over, drains it. With
+// cfg_bias, FP adds bias[co] << cfg_bias_shift to each output once, and WG also accumulates the
+// bias gradient sum dY[co] (drained after dW). busy: a run is in the MAC pipeline.
 `default_nettype none
 
 module fpdeep_engine #(
@@ -29,10 +35,10 @@ module fpdeep_engine #(
     parameter int ACCW = 48,
     parameter int CW   = 16,
     parameter int AW   = 32,
-    parameter int XD   = 64,   // depth of each X bank:  ceil(Ci/TN) * H * W
+    parameter int XD   = 64,   // depth of each X bank half:  ceil(Ci/TN) * H * W
     parameter int WD   = 64,   // depth of each W bank:  ceil(Co/TM) * ceil(Ci/TN) * Kh * Kw
-    parameter int YD   = 64,   // depth of each dY bank: ceil(Co/TM) * Ho * Wo
-    parameter int RD   = 64,   // depth of each result bank: the largest of the three
+    parameter int YD   = 64,   // depth of each dY bank half: ceil(Co/TM) * Ho * Wo
+    parameter int RD   = 64,   // depth of each result bank half: the largest of the three
     parameter int BD   = 4     // depth of each bias / bias-gradient bank: ceil(Co/TM)
 ) (
     input  wire logic                 clk,
@@ -89,21 +95,27 @@ module fpdeep_engine #(
     localparam int NQ = 7;          // co0, ci0, hi, wi, x address, w address, dy address
     localparam int Q_CO = 0, Q_CI = 1, Q_HI = 2, Q_WI = 3, Q_XA = 4, Q_WA = 5, Q_YA = 6;
     localparam int XAW = $clog2(XD), WAW = $clog2(WD), YAW = $clog2(YD), RAW = $clog2(RD);
+    localparam int XAW2 = $clog2(2 * XD), YAW2 = $clog2(2 * YD);
     localparam int BAW = (BD > 1) ? $clog2(BD) : 1;
     localparam int MW = (TM > 1) ? $clog2(TM) : 1;
     localparam int NB = TM * TN;
     localparam logic [1:0] FP = 2'd0, BP = 2'd1;   // anything else is WG
     localparam int MAC_LAT = 3;      // fpdeep_mac_array LATENCY
 
-    typedef enum logic [1:0] {IDLE, RUN, DRAIN} state_t;
-    state_t state;
+    // Halves: in_full[h] - input half h is loaded and waits for or is in its run; res_full[h] -
+    // result half h holds a finished result not yet drained. lsel: the half being loaded,
+    // rsel: the half of the next (or current) run, asel: the result half runs accumulate
+    // into, dsel: the result half drained next. Each pair walks its halves in turn.
+    logic [1:0] in_full, res_full;
+    logic       lsel, rsel, asel, dsel;
+    logic       running, draining, flush_req;
 
     // ------------------------------------------------------------------ operand loading
-    // Streams are accepted only while idle: the banks are read every cycle of a run.
-    assign s_x_ready  = (state == IDLE);
-    assign s_w_ready  = (state == IDLE);
-    assign s_dy_ready = (state == IDLE);
-    assign s_b_ready  = (state == IDLE);
+    // X and dY go into the free half; W and the bias only while nothing runs or waits.
+    assign s_x_ready  = !in_full[lsel];
+    assign s_dy_ready = !in_full[lsel];
+    assign s_w_ready  = !running && (in_full == 2'b00);
+    assign s_b_ready  = !running && (in_full == 2'b00);
     wire logic x_hs = s_x_valid && s_x_ready;
     wire logic w_hs = s_w_valid && s_w_ready;
     wire logic y_hs = s_dy_valid && s_dy_ready;
@@ -189,6 +201,11 @@ module fpdeep_engine #(
         for (int n = 0; n < TN; n++) cim0[n] = (ci0 + n) < $signed(AW'(cfg_ci));
     end
     wire logic [XAW-1:0] xa_rd = sp_ok0 ? xa[XAW-1:0] : '0;
+    // the run reads its own half of the X and dY banks, the loaders write the other
+    wire logic [XAW2-1:0] xa_run = XAW2'(xa_rd) + (rsel ? XAW2'(XD) : '0);
+    wire logic [YAW2-1:0] ya_run = YAW2'(ya[YAW-1:0]) + (rsel ? YAW2'(YD) : '0);
+    wire logic [XAW2-1:0] xa_ld = XAW2'(xla[XAW-1:0]) + (lsel ? XAW2'(XD) : '0);
+    wire logic [YAW2-1:0] ya_ld = YAW2'(yla[YAW-1:0]) + (lsel ? YAW2'(YD) : '0);
     logic [RAW-1:0] ra0;
     always_comb begin
         case (cfg_mode)
@@ -204,9 +221,9 @@ module fpdeep_engine #(
     logic [DW-1:0] wd [NB];
     logic [DW-1:0] yd [TM];
     for (genvar n = 0; n < TN; n++) begin : g_x
-        fpdeep_sdp_ram #(.WIDTH(DW), .DEPTH(XD), .RAM_STYLE("block"), .OUT_REG(1'b1)) u_ram (
-            .clk, .wr_en(x_hs && xl1 == CW'(n)), .wr_addr(xla[XAW-1:0]), .wr_data(s_x_data),
-            .rd_en(1'b1), .rd_addr(xa_rd), .rd_data(xd[n]));
+        fpdeep_sdp_ram #(.WIDTH(DW), .DEPTH(2 * XD), .RAM_STYLE("block"), .OUT_REG(1'b1)) u_ram (
+            .clk, .wr_en(x_hs && xl1 == CW'(n)), .wr_addr(xa_ld), .wr_data(s_x_data),
+            .rd_en(1'b1), .rd_addr(xa_run), .rd_data(xd[n]));
     end
     for (genvar k = 0; k < NB; k++) begin : g_w
         fpdeep_sdp_ram #(.WIDTH(DW), .DEPTH(WD), .RAM_STYLE("block"), .OUT_REG(1'b1)) u_ram (
@@ -215,9 +232,9 @@ module fpdeep_engine #(
             .rd_en(1'b1), .rd_addr(wa[WAW-1:0]), .rd_data(wd[k]));
     end
     for (genvar m = 0; m < TM; m++) begin : g_y
-        fpdeep_sdp_ram #(.WIDTH(DW), .DEPTH(YD), .RAM_STYLE("block"), .OUT_REG(1'b1)) u_ram (
-            .clk, .wr_en(y_hs && yl1 == CW'(m)), .wr_addr(yla[YAW-1:0]), .wr_data(s_dy_data),
-            .rd_en(1'b1), .rd_addr(ya[YAW-1:0]), .rd_data(yd[m]));
+        fpdeep_sdp_ram #(.WIDTH(DW), .DEPTH(2 * YD), .RAM_STYLE("block"), .OUT_REG(1'b1)) u_ram (
+            .clk, .wr_en(y_hs && yl1 == CW'(m)), .wr_addr(ya_ld), .wr_data(s_dy_data),
+            .rd_en(1'b1), .rd_addr(ya_run), .rd_data(yd[m]));
     end
 
     // ------------------------------------------------------------------ pipeline s1..s3
@@ -323,11 +340,12 @@ module fpdeep_engine #(
     logic [CW-1:0] dl1, dl2, dla;   // waiver as for the loaders above
     /* verilator lint_on UNUSEDSIGNAL */
     logic          dlast;
-    // Phase 0 drains the result banks, phase 1 (WG with bias) the bias-gradient banks.
+    // Phase 0 drains a result half, phase 1 (WG with bias) the bias-gradient banks.
     logic          dphase, d_issue, d_done;
+    wire logic     drain_begin = !draining && res_full[dsel];
     wire logic [5*CW-1:0] dcfg = dphase ? cfg_drain_b : cfg_drain;
     fpdeep_tensor_walker #(.CW(CW), .ADDR_W(CW)) u_drain (
-        .clk, .rst, .restart(start_run), .step(d_issue),
+        .clk, .rst, .restart(drain_begin), .step(d_issue),
         .n1(dcfg[0 +: CW]), .t1(dcfg[CW +: CW]), .n2(dcfg[2*CW +: CW]),
         .t2(dcfg[3*CW +: CW]), .p(dcfg[4*CW +: CW]),
         .l1(dl1), .l2(dl2), .addr(dla), .last(dlast));
@@ -345,38 +363,33 @@ module fpdeep_engine #(
     end
 
     // ------------------------------------------------------------------ result banks
-    // Block-RAM banks with one synchronous read: the accumulator is read at s6 and written
-    // back at s7. The only hazard is an s6 read of the address s7 is writing (read-first RAM
-    // returns the old word), so that case takes the value being written (forwarding).
-    // While draining, the same ports read a word and clear it.
+    // Two block-RAM halves per lane, each with one synchronous read: runs accumulate into
+    // half asel (read at s6, written back at s7) while half dsel drains (each word read and
+    // cleared). The only hazard of a run is an s6 read of the address s7 is writing (read-first
+    // RAM returns the old word), so that case takes the value being written (forwarding).
     logic            out_free;
-    logic [ACCW-1:0] rq [NB];
+    logic [ACCW-1:0] rq [2][NB];
     logic [NB-1:0]   fwd7;
     logic [ACCW-1:0] fwdv7 [NB];
     logic [ACCW-1:0] new7 [NB];
-    wire logic       drain_rd = (state == DRAIN) && !d_done && out_free && !dphase;
+    wire logic       drain_rd = draining && !d_done && out_free && !dphase;
     for (genvar k = 0; k < NB; k++) begin : g_res
-        logic          wen;
-        logic [RAW-1:0] wadr, radr;
-        logic [ACCW-1:0] wdat;
-        always_comb begin
-            new7[k] = (fwd7[k] ? fwdv7[k] : rq[k]) + sum7[k*ACCW +: ACCW];
-            if (state == DRAIN) begin
-                wen  = drain_rd && dbank == BW'(k);
-                wadr = dla[RAW-1:0];
-                wdat = '0;
-                radr = dla[RAW-1:0];
-            end else begin
-                wen  = v7 && we7[k];
-                wadr = ra7;
-                wdat = new7[k];
-                radr = ra_d[MAC_LAT-1];
+        always_comb new7[k] = (fwd7[k] ? fwdv7[k] : rq[asel][k]) + sum7[k*ACCW +: ACCW];
+        for (genvar h = 0; h < 2; h++) begin : g_half
+            wire logic      own = draining && (dsel == 1'(h));
+            wire logic      acc = !own && (asel == 1'(h));
+            logic           wen, ren;
+            logic [RAW-1:0] wadr, radr;
+            always_comb begin
+                wen  = own ? (drain_rd && dbank == BW'(k)) : (acc && v7 && we7[k]);
+                wadr = own ? dla[RAW-1:0] : ra7;
+                ren  = own ? drain_rd : (acc && v6 && we_d[MAC_LAT-1][k]);
+                radr = own ? dla[RAW-1:0] : ra_d[MAC_LAT-1];
             end
+            fpdeep_sdp_ram #(.WIDTH(ACCW), .DEPTH(RD), .RAM_STYLE("block"), .OUT_REG(1'b0))
+                u_ram (.clk, .wr_en(wen), .wr_addr(wadr), .wr_data(own ? '0 : new7[k]),
+                       .rd_en(ren), .rd_addr(radr), .rd_data(rq[h][k]));
         end
-        fpdeep_sdp_ram #(.WIDTH(ACCW), .DEPTH(RD), .RAM_STYLE("block"), .OUT_REG(1'b0)) u_ram (
-            .clk, .wr_en(wen), .wr_addr(wadr), .wr_data(wdat),
-            .rd_en((state == DRAIN) ? drain_rd : (v6 && we_d[MAC_LAT-1][k])),
-            .rd_addr(radr), .rd_data(rq[k]));
         always_ff @(posedge clk) begin
             fwd7[k]  <= v7 && we7[k] && (ra7 == ra_d[MAC_LAT-1]);
             fwdv7[k] <= new7[k];
@@ -397,7 +410,7 @@ module fpdeep_engine #(
     logic [BW-1:0]   dq_bank;
     logic [ACCW-1:0] dq_b;
     assign out_free = !dq_valid || m_ready;
-    assign d_issue  = (state == DRAIN) && !d_done && out_free;
+    assign d_issue  = draining && !d_done && out_free;
     always_ff @(posedge clk) begin
         if (rst) begin
             dq_valid <= 1'b0;
@@ -409,7 +422,7 @@ module fpdeep_engine #(
             end
         end
     end
-    wire logic [ACCW-1:0] dval = dq_phase ? dq_b : rq[dq_bank];
+    wire logic [ACCW-1:0] dval = dq_phase ? dq_b : rq[dsel][dq_bank];
     logic signed [DW-1:0] dq;
     fpdeep_requant #(.IW(ACCW), .OW(DW), .SW(7)) u_rq (
         .x(dval), .shift(cfg_shift), .y(dq));
@@ -426,9 +439,11 @@ module fpdeep_engine #(
         if (rst) {v4, v5} <= '0;
         else     {v4, v5} <= {v3, v4};
     end
-    assign start_run = (state == IDLE) && start;
-    assign busy = (state != IDLE);
-    assign done = (state == RUN) && !(v0 || v1 || v2 || v3 || v4 || v5 || v6 || v7);
+    assign start_run = !running && in_full[rsel] && !res_full[asel];
+    assign busy = running;
+    assign done = running && !(v0 || v1 || v2 || v3 || v4 || v5 || v6 || v7);
+    // a flush waits for every started run; it hands the held half to the drain
+    wire logic flush_go = flush_req && !running && (in_full == 2'b00) && !res_full[asel];
 
     // A stream whose last flag disagrees with the configured tensor size is a framing error:
     // sticky until reset, so the host sees it in the status counters.
@@ -441,24 +456,46 @@ module fpdeep_engine #(
 
     always_ff @(posedge clk) begin
         if (rst) begin
-            state  <= IDLE;
+            {in_full, res_full} <= '0;
+            {lsel, rsel, asel, dsel} <= '0;
+            {running, draining, flush_req} <= '0;
             dphase <= 1'b0;
             d_done <= 1'b0;
         end else begin
-            case (state)
-                IDLE:    if (start) state <= RUN;
-                         else if (flush) state <= DRAIN;
-                RUN:     if (done) state <= cfg_hold ? IDLE : DRAIN;
-                default: begin
-                    if (d_issue && dfinal) d_done <= 1'b1;
-                    else if (d_issue && dlast) dphase <= 1'b1;
-                    if (d_hs && m_last) begin
-                        state  <= IDLE;
-                        dphase <= 1'b0;
-                        d_done <= 1'b0;
-                    end
+            // runs: take the loaded half, give back the input half and the result when done
+            if (start_run) running <= 1'b1;
+            if (done) begin
+                running <= 1'b0;
+                in_full[rsel] <= 1'b0;
+                rsel <= !rsel;
+                if (!cfg_hold) begin
+                    res_full[asel] <= 1'b1;
+                    asel <= !asel;
                 end
-            endcase
+            end
+            if (start) begin
+                in_full[lsel] <= 1'b1;
+                lsel <= !lsel;
+            end
+            if (flush) flush_req <= 1'b1;
+            if (flush_go) begin
+                flush_req <= 1'b0;
+                res_full[asel] <= 1'b1;
+                asel <= !asel;
+            end
+            // drains, oldest result half first
+            if (drain_begin) draining <= 1'b1;
+            if (draining) begin
+                if (d_issue && dfinal) d_done <= 1'b1;
+                else if (d_issue && dlast) dphase <= 1'b1;
+                if (d_hs && m_last) begin
+                    draining <= 1'b0;
+                    res_full[dsel] <= 1'b0;
+                    dsel <= !dsel;
+                    dphase <= 1'b0;
+                    d_done <= 1'b0;
+                end
+            end
         end
     end
 endmodule

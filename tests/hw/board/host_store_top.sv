@@ -1,5 +1,5 @@
-// The host interface on a two-bank store (16 and 8 words) with two instruction memories of
-// 8 words: what tests/hw/board/tb_host.py drives.
+// The host interface on a two-bank store (16 words of 48 bits, 8 words of 16 bits) with two
+// instruction memories of 8 words: what tests/hw/board/tb_host.py drives.
 `default_nettype none
 
 module host_store_top (
@@ -23,6 +23,7 @@ module host_store_top (
     output logic      [63:0] prog_data
 );
     localparam logic [63:0] DEPTHS = {32'd8, 32'd16};
+    localparam logic [15:0] WIDTHS = {8'd16, 8'd48};
     logic        wr_req, wr_gnt, rd_req, rd_gnt, rd_valid;
     logic [7:0]  wr_bank, rd_bank;
     logic [19:0] wr_addr, rd_addr;
@@ -35,7 +36,7 @@ module host_store_top (
         .rd_req, .rd_bank, .rd_addr, .rd_gnt, .rd_valid, .rd_data,
         .prog_we, .prog_res, .prog_addr, .prog_data, .written, .programmed, .fault, .fault_code);
 
-    fpdeep_store #(.NB(2), .NR(1), .NW(1), .DEPTHS(DEPTHS)) u_store (
+    fpdeep_store #(.NB(2), .NR(1), .NW(1), .DEPTHS(DEPTHS), .WIDTHS(WIDTHS)) u_store (
         .clk, .rst, .rd_req, .rd_bank, .rd_addr, .rd_gnt, .rd_valid, .rd_data,
         .wr_req, .wr_bank, .wr_addr, .wr_data, .wr_gnt);
 endmodule

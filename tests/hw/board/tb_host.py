@@ -54,6 +54,25 @@ async def writes_read_back(dut):
 
 
 @cocotb.test()
+async def a_narrow_bank_reads_back_its_words_sign_extended(dut):
+    host = await start(dut)
+    # 16-bit data reads back as the 48-bit word it was written as
+    values = [-5, 32767, -32768, 0, 1, -1]
+    status, _ = await host.send([header("WRITE", 1, 1, len(values)), *map(word, values)])
+    assert status.ok, status
+    status, data = await host.send([header("READ", 1, 1, len(values))])
+    assert [signed_word(v) for v in data] == values
+    # a word wider than the bank keeps its low 16 bits: 0x1_8005 reads back as -32763
+    status, _ = await host.send([header("WRITE", 1, 0, 1), word(0x1_8005)])
+    status, data = await host.send([header("READ", 1, 0, 1)])
+    assert [signed_word(v) for v in data] == [0x8005 - (1 << 16)]
+    # the 48-bit bank beside it keeps whole words
+    status, _ = await host.send([header("WRITE", 0, 0, 1), word(0x1_8005)])
+    status, data = await host.send([header("READ", 0, 0, 1)])
+    assert [signed_word(v) for v in data] == [0x1_8005]
+
+
+@cocotb.test()
 async def programs_reach_their_memory(dut):
     host = await start(dut)
     seen = []

@@ -19,4 +19,4 @@ def test_host_interface_on_the_store(run_testbench):
                HERE / "host_store_top.sv"]
     result = run_testbench(toplevel="host_store_top", test_module="tb_host",
                            sources=list(dict.fromkeys(sources)))
-    assert result.tests == 3 and result.failed == 0, result
+    assert result.tests == 4 and result.failed == 0, result

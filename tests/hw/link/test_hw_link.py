@@ -1,5 +1,5 @@
 """Link framing (tx/rx) and the simulation-only link model, through the harness beside this
-file: two channels over one link."""
+file: two channels over one link; and the gearboxes between link words and link port beats."""
 
 from __future__ import annotations
 
@@ -25,3 +25,12 @@ def test_link_chain(run_testbench, latency, num, den):
         test_module="tb_link",
         tb_args={"latency": latency, "num": num, "den": den, "seed": latency},
     )
+
+
+@pytest.mark.parametrize(("toplevel", "tb"), [("fpdeep_link_pack", "tb_pack"),
+                                              ("fpdeep_link_unpack", "tb_unpack")])
+@pytest.mark.parametrize("tw", [64, 128, 448])
+def test_gearbox(run_testbench, toplevel, tb, tw):
+    # 64 bits: 3 words a beat (the narrowest port); 128: the demo's; 448: 100 Gb/s at 250 MHz
+    run_testbench(toplevel=toplevel, parameters={"WW": 18, "TW": tw}, test_module=tb,
+                  tb_args={"seed": tw})

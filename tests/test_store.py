@@ -1,0 +1,105 @@
+"""The tensor store's sizing rules and the planner's placement of a store (fpdeep.planning.store,
+fpdeep.planning.planner.with_stores)."""
+
+from __future__ import annotations
+
+import pytest
+
+import fpdeep
+from fpdeep.planning.planner import DoesNotFit, with_stores
+from fpdeep.planning.store import (
+    URAM_SHAPES,
+    BoardStore,
+    StoreBank,
+    blocks,
+    place,
+    read_copies,
+    signed_bits,
+)
+from fpdeep.resources import PACKAGE_DIR
+
+DIGITS = PACKAGE_DIR / "examples" / "digits_cnn.onnx"
+
+
+@pytest.mark.parametrize(("depth", "width", "expected"), [
+    (512, 72, 1),      # UG573's widest shape
+    (32768, 1, 1),     # and its deepest
+    (32769, 1, 2),
+    (1024, 48, 2),     # 2 x 512x72 (or 2 x 1Kx36)
+    (256, 16, 1),      # a small bank still takes a whole block
+    (4096, 9, 1),
+    (1290, 48, 3),     # 3 x 512x72 deep
+    (2, 1, 1),
+])
+def test_bram36_blocks_follow_ug573(depth, width, expected):
+    assert blocks(depth, width) == expected
+
+
+def test_uram_blocks_are_4k_by_72():
+    assert blocks(4096, 72, URAM_SHAPES) == 1
+    assert blocks(8192, 16, URAM_SHAPES) == 2
+    assert blocks(100, 73, URAM_SHAPES) == 2
+
+
+@pytest.mark.parametrize(("values", "bits"), [
+    ([0], 1), ([-1], 1), ([1], 2), ([32767, -32768], 16), ([32768], 17), ([32768, 65536], 18),
+    ([2**47 - 1, -(2**47)], 48),
+])
+def test_signed_bits_hold_the_values_as_twos_complement(values, bits):
+    assert signed_bits(values) == bits
+    for v in values:  # an independent check: the value survives bits-bit wrapping
+        wrapped = v & ((1 << bits) - 1)
+        assert (wrapped - (1 << bits) if wrapped >> (bits - 1) else wrapped) == v
+
+
+def test_a_copy_per_reader_up_to_three():
+    assert [read_copies(n) for n in range(6)] == [1, 1, 2, 3, 3, 3]
+
+
+def test_a_bank_counts_its_copies():
+    bank = StoreBank("w:x", 1024, 16, 3)
+    assert bank.bits == 1024 * 16 * 3
+    assert bank.bram_blocks == 3  # 1Kx18 per copy
+
+
+def test_banks_move_to_uram_only_when_bram_is_short():
+    store = BoardStore(0, 1, (StoreBank("a", 8192, 16), StoreBank("b", 512, 16)))
+    assert store.bram_blocks == 4 + 1
+    fits = place(store, bram_blocks=5, uram_blocks=0)
+    assert fits is not None and [b.item for b in fits.bram] == ["a", "b"] and not fits.uram
+    moved = place(store, bram_blocks=2, uram_blocks=2)
+    assert moved is not None
+    assert [b.item for b in moved.bram] == ["b"] and [b.item for b in moved.uram] == ["a"]
+    assert (moved.bram_blocks, moved.uram_blocks) == (1, 2)
+    assert place(store, bram_blocks=2, uram_blocks=1) is None
+
+
+def test_the_plan_takes_the_stores_bits_and_blocks():
+    network = fpdeep.load_onnx(DIGITS)
+    planned = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=2), batch=4)
+    stores = [BoardStore(b, 4, (StoreBank("act:x", 1024 * 4, 16, 2),
+                                StoreBank("acc:y", 100, 48))) for b in range(2)]
+    placed = with_stores(planned, stores)
+    for bp in placed.boards:
+        assert bp.store == stores[bp.index]
+        assert bp.memory.bram_bits == 1024 * 4 * 16 * 2 + 100 * 48
+        assert bp.memory.bram_blocks == 2 * 2 + 1  # 4Kx9 twice per copy, one 512x72
+        assert bp.memory.uram_bits == bp.memory.spilled_bits == 0
+        assert bp.storage.total == bp.memory.bram_bits
+        assert (bp.storage.stash, bp.storage.grads) == (1024 * 4 * 16 * 2, 100 * 48)
+
+
+def test_a_store_too_big_for_the_board_names_it():
+    network = fpdeep.load_onnx(DIGITS)
+    planned = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=2), batch=4)
+    small = StoreBank("w:x", 16, 16)
+    huge = StoreBank("act:x", 1 << 20, 48, 3)  # per copy 3 x 512 of 2Kx18: 1,536 blocks
+    stores = [BoardStore(0, 4, (small,)), BoardStore(1, 4, (huge,))]
+    with pytest.raises(DoesNotFit, match=r"board 1 \(zcu102\): its tensor store for 4 "
+                                         r"image\(s\) takes 4,608 BRAM36 blocks \(18.87 MB "
+                                         r"in 1 bank\(s\)\), more than its 775 BRAM36 and 0 "
+                                         r"URAM blocks within the 85% utilisation cap"):
+        with_stores(planned, stores)
+    with pytest.raises(fpdeep.FpdeepError, match=r"the stores are of boards \[0\]; the plan has "
+                                                 r"boards \[0, 1\]"):
+        with_stores(planned, stores[:1])
