@@ -10,6 +10,7 @@ It writes every answer to the outputs file; nothing is decoded or compared here.
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from pathlib import Path
@@ -29,7 +30,7 @@ BEAT_BYTES = 8
 class Board:
     """One board as its host sees it: the host stream pair and the CSR slave."""
 
-    def __init__(self, dut, index: int) -> None:
+    def __init__(self, dut, index: int, pause: bool = False) -> None:
         p = f"b{index}_"
         self.tx = AxiStreamSource(AxiStreamBus.from_prefix(dut, p + "s_axis_host"), dut.clk,
                                   dut.rst_n, reset_active_level=False)
@@ -39,6 +40,9 @@ class Board:
                                  reset_active_level=False)
         for bus in (self.tx, self.rx, self.csr.write_if, self.csr.read_if):
             bus.log.setLevel("WARNING")
+        if pause:  # a busy host: gaps in what it sends, back-pressure on what it receives
+            self.tx.set_pause_generator(itertools.cycle((0, 1, 1, 0, 0, 0, 1)))
+            self.rx.set_pause_generator(itertools.cycle((0, 0, 1, 0, 1)))
 
     async def exchange(self, beats: tuple[int, ...]) -> list[int]:
         """Send a packet; every beat of its answer."""
@@ -56,9 +60,9 @@ def now() -> int:
 
 
 class Session:
-    def __init__(self, dut, script, progress: Path) -> None:
+    def __init__(self, dut, script, progress: Path, pause: bool = False) -> None:
         self.script = script
-        self.boards = [Board(dut, b) for b in range(script.boards)]
+        self.boards = [Board(dut, b, pause) for b in range(script.boards)]
         self.progress = progress
         self.answers: dict[int, tuple[int, ...]] = {}
         self.began = time.monotonic_ns()
@@ -123,7 +127,7 @@ async def cluster_trains(dut):
     dut.rst_n.value = 0
     # the bus drivers start once the boards' outputs have left X in reset (Icarus starts X)
     await ClockCycles(dut.clk, script.reset_cycles - 2)
-    session = Session(dut, script, Path(args["progress"]))
+    session = Session(dut, script, Path(args["progress"]), bool(args.get("pause")))
     await ClockCycles(dut.clk, 2)
     dut.rst_n.value = 1
     await RisingEdge(dut.clk)

@@ -223,8 +223,9 @@ def test_a_forward_only_pass_gives_the_golden_logits(one_board):
 def test_bad_host_input_is_answered_and_the_next_step_is_bit_exact(one_board):
     from fpdeep.hwlib.protocol import ERROR_CODES
 
-    result = simulate(one_board, RunConfig(batch=2, steps=1),
-                      host_checks={"faults": True})
+    # the host's streams pause at times meanwhile (cocotb host)
+    result = simulate(one_board, RunConfig(batch=2, steps=1, host="cocotb"),
+                      host_checks={"faults": True}, host_pause=True)
     seen = {c["case"]: c for c in result["host_checks"]}
     assert seen["step before loading"]["csr"] == ERROR_CODES["not_loaded"]
     for case, code in (("unknown opcode", "opcode"), ("short payload", "length"),

@@ -48,11 +48,13 @@ def cluster_sources(root: Path) -> list[Path]:
 
 def run_session(build: Build, session: Session, work: Path, *, host: str, simulator: str,
                 threads: int, max_cycles: int, progress: Progress,
-                bar: tuple[str, int], unit: str = "step"
+                bar: tuple[str, int], unit: str = "step", pause: bool = False
                 ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Run ``session`` with ``host`` in folder ``work``: (the host's figures, every traced
     tensor), decoded by `fpdeep.cosim.session.decode`. Raises FpdeepError when the host cannot
-    run or a packet or step failed. ``bar``: the progress bar's label and length, in ``unit``s."""
+    run or a packet or step failed. ``bar``: the progress bar's label and length, in ``unit``s.
+    ``pause``: the cocotb host's stream drivers pause at times (back-pressure in both
+    directions, as a busy host gives)."""
     from fpdeep.cosim import native
     from fpdeep.cosim import simulator as sim
 
@@ -81,7 +83,7 @@ def run_session(build: Build, session: Session, work: Path, *, host: str, simula
                                   work / PROGRESS_FILE, work / "native.log")
             else:
                 args = {"script": str(work / SCRIPT_FILE), "outputs": str(work / OUTPUTS_FILE),
-                        "progress": str(work / PROGRESS_FILE)}
+                        "progress": str(work / PROGRESS_FILE), "pause": pause}
                 sim.run_cocotb(toplevel="cluster_top", sources=sources,
                                test_module="tb_cluster", build_root=root / "sim" / "build",
                                test_dir=work, tb_args=args, simulator=simulator,

@@ -201,13 +201,14 @@ def compare(network: Network, record: Mapping[str, np.ndarray], weights: dict[st
 
 
 def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None = None,
-             host_checks: Mapping[str, bool] | None = None) -> dict[str, Any]:
+             host_checks: Mapping[str, bool] | None = None,
+             host_pause: bool = False) -> dict[str, Any]:
     """Run ``config.steps`` training steps on the build in ``folder``; write and return
     ``DIR/sim/result.json``. Raises FpdeepError when the simulation stalls or cannot run.
     ``host_checks`` switch on the host's own checks before training: ``faults`` (bad packets
     and a step before loading, each answered with its error code) and ``deadlock`` (a program
     that can never finish, reported by the stalled resource) and ``infer`` (a forward-only
-    pass after the steps)."""
+    pass after the steps). ``host_pause``: the cocotb host's streams pause at times."""
     say = progress or Progress.quiet()
     root = Path(folder).resolve()
     build = load_build(root)
@@ -225,7 +226,7 @@ def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None
     tb, record = run_session(build, session, root / "sim" / "run", host=config.host_name,
                              simulator=config.simulator, threads=config.threads,
                              max_cycles=config.max_cycles, progress=say,
-                             bar=("simulating", config.steps))
+                             bar=("simulating", config.steps), pause=host_pause)
     say.step("comparing with the golden model")
     mismatches, losses = compare(network, record, weights, x, y, steps=config.steps,
                                  lr=config.lr, loss=design.loss, numerics=design.numerics)
