@@ -35,6 +35,9 @@ HOST_FIFO_DEPTH = 64
 BRIDGE_ADDRESS_BITS = 32
 #: The AXI DMA's register space (PG021: 10 address bits).
 DMA_LITE_ADDRESS_BITS = 10
+#: Address bits of the PS's AXI masters (PG201) and of the PS's HP slave ports.
+PS_MASTER_ADDRESS_BITS = 40
+PS_SLAVE_ADDRESS_BITS = 49
 
 
 @dataclass(frozen=True)
@@ -162,6 +165,17 @@ def _bundle(b: _Builder, wire: str, sigs: list[tuple[str, int, bool]]) -> dict[s
     return {s: b.wire(f"{wire}_{s}", w) for s, w, _ in sigs}
 
 
+def _open(b: _Builder, cell: str, ports: list[tuple[str, int]]) -> list[tuple[str, str]]:
+    """Outputs of ``cell`` that nothing reads, each on its own wire: every port is named in
+    the instance, and the wires' names mark them unused for lint."""
+    return [(port, b.wire(f"{cell}_unused_{port}", width)) for port, width in ports]
+
+
+def _zero(ports: list[str]) -> list[tuple[str, str]]:
+    """Optional inputs the shell does not use (QoS, user, region), held at zero."""
+    return [(port, "'0") for port in ports]
+
+
 def _attach(names: dict[str, str], fmt: str, only: set[str] | None = None
             ) -> list[tuple[str, str]]:
     """Connections of a bundle's wires to an instance's ports named ``fmt.format(signal)``."""
@@ -250,7 +264,10 @@ def _links(b: _Builder, d: Design, board: Board, shell: BoardShell, sides: list[
                     keep=True, src=tx, dst=tx_user, s_clock="clk", m_clock=user_clk,
                     reset_n="rst_n")
         rx_user = _bundle(b, f"{side}_rx_user", _axis(user, keep=True))
-        rx_user_ready = rx_user.pop("tready")  # Aurora's receiver cannot wait: credits (#10)
+        # Aurora's receiver cannot wait: the link's credits (#10) keep the FIFO from filling,
+        # so nothing reads its tready
+        b.wires.pop(rx_user.pop("tready"))
+        rx_user_ready = b.wire(f"u_{side}_rx_fifo_unused_s_axis_tready")
         rx = _bundle(b, f"{side}_rx", _axis(user, keep=True))
         _async_fifo(b, f"fpdeep_link_fifo_{user}", f"u_{side}_rx_fifo", user, LINK_FIFO_DEPTH,
                     keep=True, src={**rx_user, "tready": rx_user_ready}, dst=rx,
@@ -270,7 +287,10 @@ def _links(b: _Builder, d: Design, board: Board, shell: BoardShell, sides: list[
             ("pma_init", "shell_reset"), ("power_down", "1'b0"), ("loopback", "3'b000"),
             ("gt_rxcdrovrden_in", "1'b0"),
             ("user_clk_out", user_clk), ("sys_reset_out", user_rst),
-            ("channel_up", b.wire(f"{side}_channel_up")))))
+            *_open(b, f"u_aurora_{side}", [
+                ("channel_up", 1), ("lane_up", lanes), ("hard_err", 1), ("soft_err", 1),
+                ("gt_reset_out", 1), ("gt_pll_lock", 1), ("mmcm_not_locked_out", 1),
+                ("link_reset_out", 1)]))))
 
 
 def _xdma(b: _Builder, shell: BoardShell, top: dict[str, str]) -> None:
@@ -296,7 +316,7 @@ def _xdma(b: _Builder, shell: BoardShell, top: dict[str, str]) -> None:
     b.cells.append(Cell("IBUFDS_GTE4", "u_pcie_refclk", "PCIe reference clock buffer (UG576)", (
         ("I", "pcie_refclk_p"), ("IB", "pcie_refclk_n"), ("CEB", "1'b0"),
         ("O", b.wire("pcie_sys_clk_gt")), ("ODIV2", b.wire("pcie_sys_clk")))))
-    h2c = _bundle(b, "h2c", _axis(64, keep=True))
+    h2c = _bundle(b, "h2c", _axis(64, keep=False))
     c2h = _bundle(b, "c2h", _axis(64, keep=True))
     axil = _bundle(b, "xdma_axil", _axil(BRIDGE_ADDRESS_BITS))
     aclk, aresetn = b.wire("xdma_aclk"), b.wire("xdma_aresetn")
@@ -307,13 +327,17 @@ def _xdma(b: _Builder, shell: BoardShell, top: dict[str, str]) -> None:
         ("pci_exp_txp", "pcie_txp"), ("pci_exp_txn", "pcie_txn"),
         ("axi_aclk", aclk), ("axi_aresetn", aresetn), ("usr_irq_req", "1'b0"),
         *_attach(h2c, "m_axis_h2c_{}_0"), *_attach(c2h, "s_axis_c2h_{}_0"),
-        *_attach(axil, "m_axil_{}"))))
+        # the host sends whole 64-bit words: tkeep carries nothing the board needs
+        *_open(b, "u_xdma", [("m_axis_h2c_tkeep_0", 8)]),
+        *_attach(axil, "m_axil_{}"),
+        *_open(b, "u_xdma", [("user_lnk_up", 1), ("usr_irq_ack", 1), ("msi_enable", 1),
+                             ("msi_vector_width", 3)]))))
     _host_streams(b, top, h2c, c2h, clock=aclk, reset_n=aresetn)
     b.core("axi_clock_converter", "fpdeep_csr_cdc", "PG059", PROTOCOL="AXI4LITE",
            ADDR_WIDTH=BRIDGE_ADDRESS_BITS, DATA_WIDTH=32, ACLK_ASYNC=1)
     _csr(b, top, axil, "fpdeep_csr_cdc", "u_csr_cdc", (
         ("s_axi_aclk", aclk), ("s_axi_aresetn", aresetn), ("m_axi_aclk", "clk"),
-        ("m_axi_aresetn", "rst_n")))
+        ("m_axi_aresetn", "rst_n")), address_bits=BRIDGE_ADDRESS_BITS)
 
 
 def _host_streams(b: _Builder, top: dict[str, str], h2c: dict[str, str],
@@ -322,7 +346,7 @@ def _host_streams(b: _Builder, top: dict[str, str], h2c: dict[str, str],
     h2c_clk = _bundle(b, "host_in", _axis(64, keep=False))
     c2h_clk = _bundle(b, "host_out", _axis(64, keep=False))
     _async_fifo(b, "fpdeep_host_fifo", "u_host_in_fifo", 64, HOST_FIFO_DEPTH, keep=False,
-                src={k: v for k, v in h2c.items() if k != "tkeep"}, dst=h2c_clk,
+                src=h2c, dst=h2c_clk,
                 s_clock=clock, m_clock="clk", reset_n=reset_n)
     _async_fifo(b, "fpdeep_host_fifo", "u_host_out_fifo", 64, HOST_FIFO_DEPTH, keep=False,
                 src=c2h_clk, dst={k: v for k, v in c2h.items() if k != "tkeep"},
@@ -335,16 +359,25 @@ def _host_streams(b: _Builder, top: dict[str, str], h2c: dict[str, str],
 
 
 def _csr(b: _Builder, top: dict[str, str], master: dict[str, str], module: str, cell: str,
-         clocks: tuple[tuple[str, str], ...]) -> None:
-    """An AXI4-Lite master through ``module`` (a clock or protocol converter) to the CSR."""
-    csr = _bundle(b, "csr", _axil(BRIDGE_ADDRESS_BITS))
+         clocks: tuple[tuple[str, str], ...], *, address_bits: int,
+         extra: tuple[tuple[str, str], ...] = ()) -> None:
+    """An AXI4-Lite master through ``module`` (a clock or protocol converter with
+    ``address_bits`` address bits on both sides) to the CSR."""
+    csr = _bundle(b, "csr", _axil(address_bits))
     b.cells.append(Cell(module, cell, "to the board's CSR slave", (
-        *clocks, *_attach(master, "s_axi_{}"), *_attach(csr, "m_axi_{}"))))
-    for s, _, _ in _axil(BRIDGE_ADDRESS_BITS):
-        top[f"s_axil_{s}"] = _low(csr[s], CSR.params["ADDR_W"]) if s.endswith("addr") else csr[s]
+        *clocks, *_attach(master, "s_axi_{}"), *extra, *_attach(csr, "m_axi_{}"))))
+    for s, _, _ in _axil(address_bits):
+        top[f"s_axil_{s}"] = (_low(b, csr[s], CSR.params["ADDR_W"]) if s.endswith("addr")
+                              else csr[s])
 
 
-def _low(wire: str, bits: int) -> str:
+def _low(b: _Builder, wire: str, bits: int) -> str:
+    """The low ``bits`` of ``wire``; the slave there decodes no more (its window holds only
+    it), so the bits above go to a wire marked unused."""
+    width = b.wires[wire]
+    if width > bits:
+        b.assigns.append((b.wire(f"{wire}_unused_high", width - bits),
+                          f"{wire}[{width - 1}:{bits}]"))
     return f"{wire}[{bits - 1}:0]"
 
 
@@ -359,48 +392,78 @@ def _zynq(b: _Builder, top: dict[str, str]) -> None:
            c_m_axi_s2mm_data_width=64, c_s_axis_s2mm_tdata_width=64, c_addr_width=64,
            c_sg_length_width=26)
     b.core("axi_protocol_converter", "fpdeep_axi_to_lite", "PG101", SI_PROTOCOL="AXI4",
-           MI_PROTOCOL="AXI4LITE", ADDR_WIDTH=40, DATA_WIDTH=32, ID_WIDTH=16,
-           TRANSLATION_MODE=2)
-    hpm_csr = _bundle(b, "hpm0_lpd", _axi4(40, 32, 16))
-    hpm_dma = _bundle(b, "hpm0_fpd", _axi4(40, 32, 16))
-    hp_rd = _bundle(b, "hp0", _axi4(49, 64, 6))
-    hp_wr = _bundle(b, "hp1", _axi4(49, 64, 6))
+           MI_PROTOCOL="AXI4LITE", ADDR_WIDTH=PS_MASTER_ADDRESS_BITS, DATA_WIDTH=32,
+           ID_WIDTH=16, TRANSLATION_MODE=2)
+    hpm_csr = _bundle(b, "hpm0_lpd", _axi4(PS_MASTER_ADDRESS_BITS, 32, 16))
+    hpm_dma = _bundle(b, "hpm0_fpd", _axi4(PS_MASTER_ADDRESS_BITS, 32, 16))
+    hp_rd = _bundle(b, "hp0", _axi4(PS_SLAVE_ADDRESS_BITS, 64, 6, write=False))
+    hp_wr = _bundle(b, "hp1", _axi4(PS_SLAVE_ADDRESS_BITS, 64, 6, read=False))
+    # the DMA issues one ID only, so the response IDs carry nothing
+    del hp_rd["rid"], hp_wr["bid"]
+    b.wires.pop("hp0_rid")
+    b.wires.pop("hp1_bid")
     mm2s = _bundle(b, "dma_mm2s", _axi4(64, 64, 0, write=False))
     s2mm = _bundle(b, "dma_s2mm", _axi4(64, 64, 0, read=False))
-    dma_lite = _bundle(b, "dma_lite", _axil(BRIDGE_ADDRESS_BITS))
-    write = {s for s, _, _ in _axi4(49, 64, 6, read=False)}
-    read = {s for s, _, _ in _axi4(49, 64, 6, write=False)}
-    idle = [(f"saxigp2_{s}", "'0") for s, _, m in _axi4(49, 64, 6) if s in write and m]
-    idle += [(f"saxigp3_{s}", "'0") for s, _, m in _axi4(49, 64, 6) if s in read and m]
+    dma_lite = _bundle(b, "dma_lite", _axil(PS_MASTER_ADDRESS_BITS))
+    for s in ("awprot", "arprot", "wstrb"):  # PG021: the DMA's register slave has none
+        b.wires.pop(dma_lite.pop(s))
+    # HP0 only reads and HP1 only writes: the other channel of each is idle, its inputs at
+    # zero and its outputs open
+    idle_wr = _axi4(PS_SLAVE_ADDRESS_BITS, 64, 6, read=False)
+    idle_rd = _axi4(PS_SLAVE_ADDRESS_BITS, 64, 6, write=False)
+    idle = [(f"saxigp2_{s}", "'0") for s, _, m in idle_wr if m]
+    idle += [(f"saxigp3_{s}", "'0") for s, _, m in idle_rd if m]
+    idle += _open(b, "u_ps", [(f"saxigp2_{s}", w) for s, w, m in idle_wr if not m])
+    idle += _open(b, "u_ps", [(f"saxigp3_{s}", w) for s, w, m in idle_rd if not m])
     b.cells.append(Cell("fpdeep_zynq_ps", "u_ps", "Zynq UltraScale+ PS: host bridge", (
         ("maxihpm0_lpd_aclk", "clk"), ("maxihpm0_fpd_aclk", "clk"),
         ("saxihp0_fpd_aclk", "clk"), ("saxihp1_fpd_aclk", "clk"),
         *_attach(hpm_csr, "maxigp2_{}"), *_attach(hpm_dma, "maxigp0_{}"),
-        *_attach(hp_rd, "saxigp2_{}", read), *_attach(hp_wr, "saxigp3_{}", write), *idle)))
-    # the DMA's masters carry no IDs: their HP port sees ID 0
-    for s in read:
-        if s.endswith("id") and s != "rid":
-            b.assigns.append((hp_rd[s], "'0"))
-        elif s in mm2s and s != "rid":
-            b.assigns.append((hp_rd[s], mm2s[s]) if _from_master(s) else (mm2s[s], hp_rd[s]))
-    for s in write:
-        if s.endswith("id") and s != "bid":
-            b.assigns.append((hp_wr[s], "'0"))
-        elif s in s2mm and s != "bid":
-            b.assigns.append((hp_wr[s], s2mm[s]) if _from_master(s) else (s2mm[s], hp_wr[s]))
+        *_attach(hp_rd, "saxigp2_{}"), *_attach(hp_wr, "saxigp3_{}"), *idle,
+        *_open(b, "u_ps", [("saxigp2_rid", 6), ("saxigp3_bid", 6)]),
+        *_zero([f"saxigp{n}_{s}" for n in (2, 3)
+                for s in ("awuser", "aruser", "awqos", "arqos")]),
+        *_open(b, "u_ps", [(f"maxigp{n}_{s}", w) for n in (0, 2)
+                           for s, w in (("awuser", 16), ("aruser", 16), ("awqos", 4),
+                                        ("arqos", 4))]),
+        *_open(b, "u_ps", [(f"saxigp{n}_{s}", w) for n in (2, 3)
+                           for s, w in (("rcount", 8), ("wcount", 8), ("racount", 4),
+                                        ("wacount", 4))]))))
+    # the DMA's masters carry no IDs (the HP port sees ID 0) and fewer address bits are
+    # decoded by the PS than the DMA drives
+    for hp, dma in ((hp_rd, mm2s), (hp_wr, s2mm)):
+        for s, _, from_master in _axi4(PS_SLAVE_ADDRESS_BITS, 64, 6):
+            if s not in hp or s in ("rid", "bid"):
+                continue
+            if s in ("arid", "awid"):
+                b.assigns.append((hp[s], "'0"))
+            elif s.endswith("addr"):
+                b.assigns.append((hp[s], _low(b, dma[s], PS_SLAVE_ADDRESS_BITS)))
+            elif from_master:
+                b.assigns.append((hp[s], dma[s]))
+            else:
+                b.assigns.append((dma[s], hp[s]))
     b.cells.append(Cell("fpdeep_axi_to_lite", "u_dma_ctl", "to the DMA's control registers", (
         ("aclk", "clk"), ("aresetn", "rst_n"), *_attach(hpm_dma, "s_axi_{}"),
-        *_attach(dma_lite, "m_axi_{}"))))
-    mm2s_s = _bundle(b, "mm2s", _axis(64, keep=True))
+        *_zero(["s_axi_awregion", "s_axi_arregion", "s_axi_awqos", "s_axi_arqos"]),
+        *_attach(dma_lite, "m_axi_{}"),
+        *_open(b, "u_dma_ctl", [("m_axi_awprot", 3), ("m_axi_arprot", 3), ("m_axi_wstrb", 4)]))))
+    mm2s_s = _bundle(b, "mm2s", _axis(64, keep=False))
     s2mm_s = _bundle(b, "s2mm", _axis(64, keep=True))
+    # PG021: the DMA's register slave has neither prot nor wstrb (its registers are whole
+    # words); its masters have no lock
     b.cells.append(Cell("fpdeep_host_dma", "u_dma", "host streams to and from PS memory", (
         ("s_axi_lite_aclk", "clk"), ("m_axi_mm2s_aclk", "clk"), ("m_axi_s2mm_aclk", "clk"),
         ("axi_resetn", "rst_n"),
-        *[(f"s_axi_lite_{k}", _low(v, DMA_LITE_ADDRESS_BITS) if k.endswith("addr") else v)
-          for k, v in dma_lite.items() if k not in ("awprot", "arprot")],
+        *[(f"s_axi_lite_{k}", _low(b, v, DMA_LITE_ADDRESS_BITS) if k.endswith("addr") else v)
+          for k, v in dma_lite.items()],
         *_attach({k: v for k, v in mm2s.items() if k not in ("arlock",)}, "m_axi_mm2s_{}"),
         *_attach({k: v for k, v in s2mm.items() if k not in ("awlock",)}, "m_axi_s2mm_{}"),
-        *_attach(mm2s_s, "m_axis_mm2s_{}"), *_attach(s2mm_s, "s_axis_s2mm_{}"))))
+        *_attach(mm2s_s, "m_axis_mm2s_{}"), *_attach(s2mm_s, "s_axis_s2mm_{}"),
+        *_open(b, "u_dma", [("m_axis_mm2s_tkeep", 8)]),  # whole 64-bit words
+        *_open(b, "u_dma", [("m_axi_mm2s_aruser", 4), ("m_axi_s2mm_awuser", 4),
+                            ("mm2s_prmry_reset_out_n", 1), ("s2mm_prmry_reset_out_n", 1),
+                            ("mm2s_introut", 1), ("s2mm_introut", 1)]))))
     b.assigns += [(mm2s["arlock"], "1'b0"), (s2mm["awlock"], "1'b0"),
                   (s2mm_s["tkeep"], "8'hff")]
     for k in ("tdata", "tvalid", "tlast"):
@@ -408,13 +471,11 @@ def _zynq(b: _Builder, top: dict[str, str]) -> None:
         top[f"m_axis_host_{k}"] = s2mm_s[k]
     top["s_axis_host_tready"] = mm2s_s["tready"]
     top["m_axis_host_tready"] = s2mm_s["tready"]
-    _csr(b, top, hpm_csr, "fpdeep_axi_to_lite", "u_csr_ctl",
-         (("aclk", "clk"), ("aresetn", "rst_n")))
     # the AXI4 side has IDs and bursts; the converter maps it to single AXI4-Lite beats
-
-
-def _from_master(signal: str) -> bool:
-    return any(s == signal and m for s, _, m in _axi4(64, 64, 6))
+    _csr(b, top, hpm_csr, "fpdeep_axi_to_lite", "u_csr_ctl",
+         (("aclk", "clk"), ("aresetn", "rst_n")), address_bits=PS_MASTER_ADDRESS_BITS,
+         extra=tuple(_zero(["s_axi_awregion", "s_axi_arregion", "s_axi_awqos",
+                            "s_axi_arqos"])))
 
 
 def shell_design(d: Design, bd: BoardDesign, board: Board, *, sides: list[str],
