@@ -10,7 +10,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import fpdeep
 from fpdeep.codegen.board import board_values, cluster_values
+from fpdeep.codegen.fusesoc import core_files
 from fpdeep.codegen.layout import board_layouts, program_words
 from fpdeep.codegen.ports import board_modules, cluster_modules
 from fpdeep.codegen.render import render
@@ -93,6 +95,10 @@ def emit(d: Design, plan: Plan, out: str | Path, *, network: Network,
             "files": [f"../rtl/hw/{path}" for path in library]
             + [f"../rtl/board_{b.index}/{b.module}.sv" for b in d.boards] + ["cluster_top.sv"]}))
         for path, text in vendor.files.items():
+            stage.write(path, text)
+        cores = core_files(d, library=[m.path for m in board_modules()] + list(SHELL_LIBRARY),
+                           version=fpdeep.__version__)
+        for path, text in cores.items():
             stage.write(path, text)
         names = sorted({b.name for b in plan.cluster.boards})
         stage.write("README.md", render("README.md.j2", {
