@@ -201,8 +201,11 @@ def _build_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _build(args: argparse.Namespace) -> int:
-    out = flow.build(build_config(args), progress=Progress()).output
+    state = flow.build(build_config(args), progress=Progress())
+    out = state.output
     print(f"wrote {out} ({args.boards} board(s)); simulate it with `fpdeep sim {out}`")
+    for note in flow.vendor_notes(state):
+        print(printable(note))
     return 0
 
 

@@ -441,3 +441,10 @@ def demo_configs() -> tuple[BuildConfig, RunConfig]:
     model = PACKAGE_DIR / "examples" / "digits_cnn.onnx"
     return (BuildConfig(model=model, board="zcu102", boards=2, batch=4),
             RunConfig(batch=4, steps=2))
+
+
+def vendor_notes(state: FlowState) -> list[str]:
+    """One line per board of the built design that got no Vivado project, saying why."""
+    from fpdeep.codegen.vivado import board_notes
+
+    return board_notes(_need(state, "design", "vendor_notes"), _need(state, "plan", "vendor_notes"))

@@ -10,10 +10,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import fpdeep
 from fpdeep.codegen.board import board_values, cluster_values
+from fpdeep.codegen.fusesoc import core_files
 from fpdeep.codegen.layout import board_layouts, program_words
 from fpdeep.codegen.ports import board_modules, cluster_modules
 from fpdeep.codegen.render import render
+from fpdeep.codegen.vivado import SHELL_LIBRARY, project_files
 from fpdeep.design.lower import BuildInfo, Design, design_document
 from fpdeep.files import staged_output
 from fpdeep.ir import Network
@@ -42,7 +45,7 @@ def store_figures(layouts: list) -> list[dict[str, Any]]:
 
 
 #: The top-level entries of a build folder (besides the model files).
-BUILD_ENTRIES = ("plan.json", "design.json", "rtl", "sim", "README.md")
+BUILD_ENTRIES = ("plan.json", "design.json", "rtl", "sim", "vivado", "Makefile", "README.md")
 MODEL_FILE = "model.onnx"
 
 
@@ -66,8 +69,9 @@ def emit(d: Design, plan: Plan, out: str | Path, *, network: Network,
         raise ValueError(f"model_files must hold {MODEL_FILE!r}")
     hw = data_dir("hw")
     # the library keeps hw/'s folders: rtl/hw/<component>/<module>.sv
-    library = [m.path for m in cluster_modules()]
+    library = [m.path for m in cluster_modules()] + list(SHELL_LIBRARY)
     board_files = [f"../hw/{m.path}" for m in board_modules()]
+    vendor = project_files(d, plan, board_sources=board_files)
     with staged_output(out, force=force, ours=(*BUILD_ENTRIES, *model_files),
                        keep=keep) as stage:
         for name, data in model_files.items():
@@ -90,13 +94,22 @@ def emit(d: Design, plan: Plan, out: str | Path, *, network: Network,
             "what": "the cluster simulation top",
             "files": [f"../rtl/hw/{path}" for path in library]
             + [f"../rtl/board_{b.index}/{b.module}.sv" for b in d.boards] + ["cluster_top.sv"]}))
+        for path, text in vendor.files.items():
+            stage.write(path, text)
+        cores = core_files(d, library=[m.path for m in board_modules()] + list(SHELL_LIBRARY),
+                           version=fpdeep.__version__)
+        for path, text in cores.items():
+            stage.write(path, text)
         names = sorted({b.name for b in plan.cluster.boards})
         stage.write("README.md", render("README.md.j2", {
             "model": markdown_text(d.model), "board_name": " + ".join(names),
             "strategy": plan.strategy,
             "precision": plan.cluster.precision, "clock_mhz": f"{plan.cluster.clock_mhz:g}",
             "boards": [{"index": b.index, "module": b.module, "summary": summary}
-                       for b, summary in zip(d.boards, summaries, strict=True)]}))
+                       for b, summary in zip(d.boards, summaries, strict=True)],
+            "vivado_boards": sorted({int(p.split("/")[1][len("board_"):])
+                                     for p in vendor.files if p.startswith("vivado/")}),
+            "vivado_notes": [markdown_text(n) for n in vendor.notes]}))
     return Path(out)
 
 

@@ -46,6 +46,7 @@ FOLDERS: Mapping[str, str] = MappingProxyType({
     "link": "framing between neighbouring boards",
     "board": "the board's controller, tensor store, movers and host interface",
     "csr": "the control and status registers on AXI4-Lite, generated from fpdeep_csr.rdl",
+    "shell": "the vendor shell around a board top on a real board (reset synchroniser)",
     "sim_models": "simulation-only models (never part of a board)",
 })
 
@@ -346,12 +347,17 @@ BOARD_CTL = Module(
      _out("busy_count", "NRES*32", DATA), _out("stall_count", "NRES*32", DATA),
      _out("window_count", "NRES*32", DATA)))
 
+RESET_SYNC = Module(
+    "fpdeep_reset_sync", "shell",
+    "asynchronous reset request to an active-low reset released in step with the clock",
+    {"STAGES": 4}, (_in("clk", role=CLOCK), _in("arst", role=CLOCK), _out("rst_n", role=CLOCK)))
+
 #: Every module of hw/ by name, in the order the docs list them.
 MODULES: Mapping[str, Module] = MappingProxyType({m.name: m for m in (
     SKID_BUFFER, STREAM_FIFO, SDP_RAM, REQUANT, LOOP_NEST, TENSOR_WALKER, MAC_ARRAY, ENGINE,
     POOL, RELU, ADD, FANOUT, PSUM, LOSS, SGD, LINK_TX, LINK_RX, LINK_PACK, LINK_UNPACK,
     AXIL_SLAVE, CSR,
-    STORE, MOVER_RD, MOVER_WR, SEQUENCER, HOST, BOARD_CTL, LINK_MODEL)})
+    STORE, MOVER_RD, MOVER_WR, SEQUENCER, HOST, BOARD_CTL, RESET_SYNC, LINK_MODEL)})
 
 
 def module(name: str) -> Module:

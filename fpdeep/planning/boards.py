@@ -18,6 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from fpdeep.errors import FpdeepError
+from fpdeep.planning.shell import BoardShell, parse_shell, shell_support
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -54,6 +55,12 @@ class Board:
     watts: float
     watts_is_estimate: bool
     sources: Mapping[str, str]  # section -> public document
+    shell: BoardShell | None = None  # the pins a vendor shell needs, where the file gives them
+
+    @property
+    def shell_note(self) -> str:
+        """Why this board gets no vendor project ("" when it gets one)."""
+        return shell_support(self.vendor, self.shell)
 
     @property
     def bram_bits(self) -> int:
@@ -207,6 +214,7 @@ def parse_board(text: str, origin: str) -> Board:
         watts=float(data["power"]["watts"]),
         watts_is_estimate=data["power"]["estimate"],
         sources=MappingProxyType({section: data[section]["source"] for section in _SCHEMA}),
+        shell=parse_shell(data, fail),
     )
 
 

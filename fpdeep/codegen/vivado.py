@@ -1,0 +1,98 @@
+"""Per-board Vivado projects (through edalize), the shells they build, and FuseSoC cores.
+
+For every board whose board file has the `[shell]` tables, `project_files` gives
+``vivado/board_<i>/``: the shell top, its IP script (`create_ip`), its XDC and the project
+scripts and Makefile edalize's Vivado backend writes; ``Makefile`` at the top runs them all.
+A board that cannot have a project yet gets a line saying why, never a broken project.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from fpdeep.codegen.render import render
+from fpdeep.codegen.shell import Shell, neighbour_sides, shell_design
+from fpdeep.design.lower import Design
+from fpdeep.errors import FpdeepError
+from fpdeep.hwlib.library import RESET_SYNC
+from fpdeep.planning.planner import Plan
+
+#: Vivado runs `make bitstreams` starts at once (each takes tens of GB on a large part).
+VIVADO_JOBS = 2
+#: The RTL of the shell besides the board's own sources, relative to rtl/hw/.
+SHELL_LIBRARY = (RESET_SYNC.path,)
+
+
+@dataclass(frozen=True)
+class VendorProjects:
+    files: dict[str, str]  # path in the build folder -> text
+    notes: tuple[str, ...]  # one line per board without a project
+
+
+def board_notes(d: Design, plan: Plan) -> list[str]:
+    """Why each board that gets no Vivado project gets none (empty when all do)."""
+    return [note for _, note, _ in _shells(d, plan)]
+
+
+def _shells(d: Design, plan: Plan) -> list[tuple[int, str, Shell | None]]:
+    out = []
+    for bd, board in zip(d.boards, plan.cluster.boards, strict=True):
+        try:
+            shell = shell_design(d, bd, board, sides=neighbour_sides(bd.index, len(d.boards)),
+                                 clock_mhz=plan.cluster.clock_mhz)
+        except FpdeepError as exc:
+            out.append((bd.index, f"no Vivado project: {exc}", None))
+            continue
+        out.append((bd.index, "", shell))
+    return out
+
+
+def _edalize(name: str, top: str, files: list[tuple[str, str]], part: str) -> dict[str, str]:
+    """The project scripts and Makefile edalize's Vivado flow writes for ``files``
+    ((path, file type), relative to the project folder)."""
+    from edalize.flows.vivado import Vivado
+
+    edam = {"name": name, "toplevel": top,
+            "files": [{"name": path, "file_type": kind} for path, kind in files],
+            "flow_options": {"part": part, "jobs": VIVADO_JOBS}}
+    with tempfile.TemporaryDirectory(prefix="fpdeep-vivado-") as tmp:
+        Vivado(edam, tmp).configure()
+        return {p.name: p.read_text() for p in sorted(Path(tmp).iterdir()) if p.is_file()}
+
+
+def project_files(d: Design, plan: Plan, *, board_sources: Sequence[str]) -> VendorProjects:
+    """The vendor project files of every board; ``board_sources`` are a board's RTL files
+    before its top, relative to ``rtl/board_<i>/``."""
+    files: dict[str, str] = {}
+    notes: list[str] = []
+    built: list[int] = []
+    for index, note, shell in _shells(d, plan):
+        if shell is None:
+            notes.append(note)
+            continue
+        board = plan.cluster.boards[index]
+        folder = f"vivado/board_{index}"
+        values = {"index": index, "board_title": board.title, "s": shell,
+                  "module": shell.module, "part": board.part, "cores": shell.cores,
+                  "pins": shell.pins, "clocks": shell.clocks, "async_pins": shell.async_pins,
+                  "plan_period": f"{1000.0 / shell.plan_mhz:.3f}",
+                  "plan_mhz": f"{shell.plan_mhz:g}",
+                  "sources": sorted(board.shell.sources.items()) if board.shell else []}
+        files[f"{folder}/{shell.module}.sv"] = render("shell.sv.j2", values)
+        files[f"{folder}/ip.tcl"] = render("shell_ip.tcl.j2", values)
+        files[f"{folder}/{shell.module}.xdc"] = render("shell.xdc.j2", values)
+        rtl = [posixpath.normpath(f"../../rtl/board_{index}/{path}") for path in
+               (*board_sources, f"{shell.board_module}.sv")]
+        rtl[:0] = [f"../../rtl/hw/{path}" for path in SHELL_LIBRARY]
+        sources = [*((p, "systemVerilogSource") for p in rtl),
+                   (f"{shell.module}.sv", "systemVerilogSource"), ("ip.tcl", "tclSource"),
+                   (f"{shell.module}.xdc", "xdc")]
+        for name, text in _edalize(f"board_{index}", shell.module, sources, board.part).items():
+            files[f"{folder}/{name}"] = text
+        built.append(index)
+    files["Makefile"] = render("bitstreams.mk.j2", {"boards": built, "jobs": VIVADO_JOBS})
+    return VendorProjects(files, tuple(notes))
