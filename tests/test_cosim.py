@@ -14,13 +14,15 @@ import numpy as np
 import pytest
 
 import fpdeep
-from fpdeep.cosim.run import simulate
+from fpdeep.codegen.program import instruction_cycles
+from fpdeep.cosim.run import load_build, simulate
 from fpdeep.cosim.simulator import simulator_available
 from fpdeep.errors import FpdeepError
 from fpdeep.flow import RunConfig, write_build
 from fpdeep.planning.partition import chain_model
 from fpdeep.planning.planner import evaluate
 from fpdeep.resources import PACKAGE_DIR
+from fpdeep.schedule.tasks import durations, replay, schedule
 
 DIGITS = PACKAGE_DIR / "examples" / "digits_cnn.onnx"
 pytestmark = [
@@ -201,12 +203,31 @@ def test_two_boards_on_icarus(tmp_path):
 
 @pytest.mark.xdist_group("digits1")
 def test_cycle_limit_names_what_still_runs(one_board):
+    # the step's timeline on this board says what works around cycle 300: an engine's loop
+    # nest (its CSR name), its output sequencer (name_out), a unit
+    build = load_build(one_board)
+    tasks = schedule(build.design, build.network, batch=1).tasks
+    setup = instruction_cycles(build.design, build.network)
+    spans = replay(tasks, links=build.design.links, setup=setup)
+    cycles = durations(tasks, links=build.design.links, setup=setup)
+
+    def name(task):
+        return task.resource.split(":", 1)[1].removesuffix(":run").replace(":out", "_out")
+
+    # (work starts once the task's 'after' tasks end: its span ends `cycles` after that)
+    working = [(name(t), end - c, end) for t, (_, end), c in zip(tasks, spans, cycles,
+                                                                 strict=True)]
+    runs = {n for t, (n, lo, hi) in zip(tasks, working, strict=True)
+            if t.kind == "run" and lo < 280 and hi > 320}
+    assert runs, "the model has an engine running through cycles 280-320"
     with pytest.raises(FpdeepError) as info:
         simulate(one_board, RunConfig(batch=1, steps=1, max_cycles=300))
     message = str(info.value)
-    # at cycle 300 the FC weights (1,280 words) are still streaming into its FP engine
     assert "cycle limit of 300 cycles per step exceeded on board 0" in message, message
-    assert re.search(r"running: [\w, ]*fc_c0_10_fp", message), message
+    running = set(re.search(r"running: ([\w, ]*);", message).group(1).split(", "))
+    # every engine the model runs through those cycles is named, and nothing idle there
+    assert runs <= running, message
+    assert running <= {n for n, lo, hi in working if lo < 340 and hi > 260}, message
 
 
 @pytest.mark.xdist_group("digits1")
