@@ -124,6 +124,7 @@ SEQUENCER_FIELDS = [
     (r"cmd_len = ir\[([^\]]+)\];", [("IN", "words"), ("OUT", "words")]),
     (r"cmd_hold = ir\[([^\]]+)\];", [("IN", "hold"), ("OUT", "hold")]),
     (r"cmd_parts = ir\[([^\]]+)\];", [("IN", "parts"), ("OUT", "parts")]),
+    (r"cmd_chain = ir\[([^\]]+)\];", [("IN", "chain"), ("OUT", "chain")]),
     (r"cfg\[int'\(ir\[([^\]]+)\]\)", [("CFG", "field")]),
     (r"CFGW'\(ir\[([^\]]+)\]\)", [("CFG", "value")]),
 ]

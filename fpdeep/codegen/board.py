@@ -170,7 +170,7 @@ class _Glue:
         for width, name in ((nin, "in_cmd"), (nout, "out_cmd"), (nin, "in_busy"),
                             (nout, "out_busy"), (ncfg * 48, "cfg"), (BANK_BITS, "bank"),
                             (BANK_ADDRESS_BITS, "addr"), (WORD_LENGTH_BITS, "len"), (1, "hold"),
-                            (2, "parts"), (1, "start"), (1, "flush"), (1, "done"),
+                            (2, "parts"), (1, "chain"), (1, "start"), (1, "flush"), (1, "done"),
                             (32, "ended")):
             self.wire(width, f"{q}_{name}")
         self.assigns.append(f"ended_all[{r * 32} +: 32] = {q}_ended")
@@ -198,7 +198,8 @@ class _Glue:
              ("running", f"running[{r}]"), ("in_cmd", f"{q}_in_cmd"),
              ("out_cmd", f"{q}_out_cmd"), ("cmd_bank", f"{q}_bank"), ("cmd_addr", f"{q}_addr"),
              ("cmd_len", f"{q}_len"), ("cmd_hold", f"{q}_hold"), ("cmd_parts", f"{q}_parts"),
-             ("in_busy", f"{q}_in_busy"), ("out_busy", f"{q}_out_busy"), ("cfg", f"{q}_cfg"),
+             ("cmd_chain", f"{q}_chain"), ("in_busy", f"{q}_in_busy"),
+             ("out_busy", f"{q}_out_busy"), ("cfg", f"{q}_cfg"),
              ("start", f"{q}_start"), ("flush", f"{q}_flush"), ("done", f"{q}_done"))))
         for k, m in enumerate(res.ins):
             self.reader(q, k, m)
@@ -232,7 +233,7 @@ class _Glue:
             (("clk", "clk"), ("rst", "rst"), ("cmd_valid", f"{q}_in_cmd[{k}]"),
              ("cmd_bank", f"{q}_bank"), ("cmd_addr", f"{q}_addr"), ("cmd_len", f"{q}_len"),
              ("cmd_hold", f"{q}_hold"), ("cmd_parts", f"{q}_parts"),
-             ("busy", f"{q}_in_busy[{k}]"), *self.client("rd", c),
+             ("cmd_chain", f"{q}_chain"), ("busy", f"{q}_in_busy[{k}]"), *self.client("rd", c),
              ("m_data", f"{p}_data"), ("m_last", f"{p}_last"), ("m_valid", f"{p}_valid"),
              ("m_ready", f"{p}_ready"), ("moved", f"{p}_moved"))))
 

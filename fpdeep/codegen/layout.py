@@ -11,14 +11,18 @@ Items are stored per image where they are per image (activations, errors, partia
 argmax), once where they are per board (weights, biases, gradient sums, tables). A slice of a
 layer's output or error on the layer's home board is a region inside the whole tensor (a
 (C, H, W) tensor is stored channel by channel), a tensor's single error contribution on its
-home board is its error: so no task ever copies data to assemble or cut a tensor.
+home board is its error: so no task ever copies data to assemble or cut a tensor. The one
+exception keeps writers apart: a bank takes one write per cycle, so the home board's own slice
+of a split layer's output has a bank of its own beside the bank the other slices arrive in
+over the link, and a read of the whole tensor there streams the two banks one after the other
+(a chained mover command).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from fpdeep.codegen.ports import (
     ENGINE_PART,
@@ -91,7 +95,8 @@ class Resource:
 @dataclass(frozen=True)
 class Access:
     """A mover of the task's resource moves ``words`` words of stored ``key`` (of image
-    ``image``, -1: a per-board item) from ``offset`` within it; ``hold``: the same word again."""
+    ``image``, -1: a per-board item) from ``offset`` within it; ``hold``: the same word again;
+    ``chain``: the mover's next access continues this one's stream."""
 
     mover: int
     out: bool
@@ -101,6 +106,7 @@ class Access:
     offset: int = 0
     hold: bool = False
     parts: int = 1
+    chain: bool = False
 
 
 @dataclass(frozen=True)
@@ -228,6 +234,15 @@ class TaskWork:
         self.fan_ins = {self.canon(u.layer) for b in d.boards for u in b.units
                         if u.kind == "fanin"}
         self.logits = self.canon(_last_layer(network).output)
+        # output tensor of a layer split over boards -> the channels of its home's own slice,
+        # kept in a bank of their own (the other slices arrive over the link meanwhile)
+        self.own_slice: dict[str, tuple[int, int]] = {}
+        for layer in network.compute_layers:
+            slices = d.slices_of(layer.name)
+            tensor = self.canon(layer.output)
+            own = [s for b, s in slices if b == self.homes.get(tensor)]
+            if len({b for b, _ in slices}) > 1 and len(own) == 1:
+                self.own_slice[tensor] = (own[0].lo, own[0].hi)
 
     def canon(self, tensor: str) -> str:
         return self.alias.get(tensor, tensor)
@@ -237,15 +252,21 @@ class TaskWork:
 
     # ---- where things are -----------------------------------------------------------------
 
+    def plane(self, tensor: str) -> int:
+        """Words of one channel of ``tensor``."""
+        return self.size(tensor) // self.network.tensors[tensor].shape[0]
+
     def locate(self, board: int, key: str) -> tuple[str, int]:
         """(stored family, word offset) of item ``key`` on ``board``: slices and single
-        contributions on the home board live inside the whole tensor."""
+        contributions on the home board live inside the whole tensor (but for the home's own
+        slice of a split layer, `own_slice`)."""
         kind, name, channels = parse_item(key)
         if kind in ("act", "err") and "<" not in name:
             name = self.canon(name)
-            if channels is not None and board == self.homes.get(name):
-                plane = self.size(name) // self.network.tensors[name].shape[0]
-                return f"{kind}:{name}", channels[0] * plane
+            at_home = board == self.homes.get(name)
+            own = at_home and kind == "act" and self.own_slice.get(name) == channels
+            if channels is not None and at_home and not own:
+                return f"{kind}:{name}", channels[0] * self.plane(name)
             return (item(kind, name, *channels) if channels else f"{kind}:{name}"), 0
         if kind == "err" and "<" in name:
             tensor = self.canon(name.split("<", 1)[0])
@@ -253,6 +274,42 @@ class TaskWork:
                 return f"err:{tensor}", 0
             return key, 0
         return key, 0
+
+    def segments(self, board: int, key: str, words: int) -> list[tuple[str, int, int]]:
+        """(stored family, word offset, words) of each stored piece of the first ``words``
+        words of item ``key`` on ``board``: one, or two where the read reaches the home's own
+        slice of a split layer's output."""
+        family, offset = self.locate(board, key)
+        kind, name, channels = parse_item(family)
+        own = self.own_slice.get(name)
+        if kind != "act" or channels is not None or own is None \
+                or board != self.homes.get(name):
+            return [(family, offset, words)]
+        split = own[0] * self.plane(name)  # the words before the home's own slice
+        end = offset + words
+        pieces = [(family, offset, min(end, split) - offset)] if offset < split else []
+        if end > split:
+            start = max(offset, split)
+            pieces.append((item("act", name, *own), start - split, end - start))
+        return pieces
+
+    def reads(self, mover: int, board: int, key: str, words: int, image: int
+              ) -> tuple[Access, ...]:
+        """``mover`` reads the first ``words`` words of item ``key`` of ``image`` on
+        ``board``: an access per stored piece, chained."""
+        pieces = self.segments(board, key, words)
+        return tuple(Access(mover, False, family, n, image, offset, chain=k < len(pieces) - 1)
+                     for k, (family, offset, n) in enumerate(pieces))
+
+    def stored_words(self, board: int, family: str) -> tuple[int, bool]:
+        """(words, per image) of a stored family on ``board``: the whole item's, but for a
+        tensor whose home keeps its own slice apart (`own_slice`), the words before it."""
+        kind, name, channels = parse_item(family)
+        own = self.own_slice.get(name)
+        if kind == "act" and channels is None and own is not None \
+                and board == self.homes.get(name):
+            return own[0] * self.plane(name), True
+        return self.words(family)
 
     def words(self, family: str) -> tuple[int, bool]:
         """(words, per image) of a stored family."""
@@ -282,11 +339,13 @@ class TaskWork:
 
     def _link(self, task: Task, board: int, res: Resource) -> list[Work]:
         (a, _b), = link_hops(task)
-        key, offset = self.locate(board, task.item)
         parts = RAW_PARTS if parse_item(task.item)[0] == "psum" else 1
         n = self.words(task.item)[0]
-        acc = Access(0, board != a, key, n, task.image, offset, parts=parts)
-        return [Work((acc,))]
+        if board == a:  # the sending side reads the item
+            return [Work(tuple(replace(acc, parts=parts)
+                               for acc in self.reads(0, board, task.item, n, task.image)))]
+        key, offset = self.locate(board, task.item)
+        return [Work((Access(0, True, key, n, task.image, offset, parts=parts),))]
 
     def _engine(self, task: Task, res: Resource) -> list[Work]:
         board, s = self.slices[(task.layer, task.engine)]
@@ -311,11 +370,11 @@ class TaskWork:
             out = self.locate(board, target)
             return [Work((Access(res.mover("m", out=True), True, out[0], e.out_beats, i,
                                  out[1]),))]
-        x_key = self.locate(board, item("act", self.canon(layer.inputs[0])))
+        x_item = item("act", self.canon(layer.inputs[0]))
         dy_key = self.locate(board, item("err", layer.output, s.lo, s.hi))
-        acc = []
+        acc: list[Access] = []
         if task.what in ("fp", "wg"):
-            acc.append(Access(res.mover("s_x"), False, x_key[0], e.streams["x"], i, x_key[1]))
+            acc += self.reads(res.mover("s_x"), board, x_item, e.streams["x"], i)
         if task.what in ("bp", "wg"):
             acc.append(Access(res.mover("s_dy"), False, dy_key[0], e.streams["dy"], i,
                               dy_key[1]))
@@ -331,9 +390,8 @@ class TaskWork:
             return self._sgd(task, res)
         if kind == "loss":
             n = self.size(self.logits)
-            z = loc(board, item("act", self.logits))
             err = loc(board, contribution_item(self.logits, "loss"))
-            return [Work((Access(res.mover("s_z"), False, z[0], n, i, z[1]),
+            return [Work((*self.reads(res.mover("s_z"), board, item("act", self.logits), n, i),
                           Access(res.mover("s_z", "label"), False, "label", n, i, hold=True),
                           Access(res.mover("m", out=True), True, err[0], n, i, err[1])))]
         if kind == "fanin":
@@ -362,12 +420,12 @@ class TaskWork:
                                   cfg=(("cfg_final", int(last)),), ends_task=last))
             return works
         layer = self.layers[task.layer]
-        x = loc(board, item("act", self.canon(layer.inputs[0])))
+        x_item = item("act", self.canon(layer.inputs[0]))
         y = loc(board, item("act", layer.output))
         n_in, n_out = self.size(self.canon(layer.inputs[0])), self.size(self.canon(layer.output))
         if kind == "relu":
             bwd = task.what == "bp"
-            acc = [Access(res.mover("s_x"), False, x[0], n_in, i, x[1])]
+            acc = [*self.reads(res.mover("s_x"), board, x_item, n_in, i)]
             if bwd:
                 e = loc(board, item("err", layer.output))
                 out = loc(board, contribution_item(self.canon(layer.inputs[0]), layer.name))
@@ -379,9 +437,9 @@ class TaskWork:
             return [Work(tuple(acc), cfg=(("cfg_bwd", int(bwd)),))]
         if kind == "add":
             if task.what == "fp":
-                a, b = (loc(board, item("act", self.canon(n))) for n in layer.inputs)
-                return [Work((Access(res.mover("s_a"), False, a[0], n_out, i, a[1]),
-                              Access(res.mover("s_b"), False, b[0], n_out, i, b[1]),
+                a, b = (item("act", self.canon(n)) for n in layer.inputs)
+                return [Work((*self.reads(res.mover("s_a"), board, a, n_out, i),
+                              *self.reads(res.mover("s_b"), board, b, n_out, i),
                               Access(res.mover("m", out=True), True, y[0], n_out, i, y[1])))]
             e = loc(board, item("err", layer.output))
             oa, ob = (loc(board, contribution_item(self.canon(n), layer.name))
@@ -404,7 +462,7 @@ class TaskWork:
                         Access(res.mover("m", "arg", out=True), True, f"discard:{u.ident}",
                                n_in)]
             else:
-                acc += [Access(res.mover("s_x"), False, x[0], n_in, i, x[1]),
+                acc += [*self.reads(res.mover("s_x"), board, x_item, n_in, i),
                         Access(res.mover("s_x", "arg"), False, "zero", n_in, hold=True),
                         Access(res.mover("m", out=True), True, y[0], n_out, i, y[1]),
                         Access(res.mover("m", "arg", out=True), True, f"argmax:{u.ident}",
@@ -487,7 +545,7 @@ def board_layouts(d: Design, network: Network, *, batch: int) -> list[BoardLayou
         items: list[tuple[str, int]] = []  # (item, depth), in bank order
         for key, (words, per_image) in sorted(sizes[layout.index].items()):
             if key.startswith(("act:", "err:", "psum:")):
-                full, per_image = rules.words(key)
+                full, per_image = rules.stored_words(layout.index, key)
                 words = max(words, full)
             depth = bank_depth(words, per_image=per_image, images=batch)
             if depth > 1 << BANK_ADDRESS_BITS:

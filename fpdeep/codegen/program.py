@@ -128,7 +128,7 @@ def _encode(work: Work, layout: BoardLayout, res: Resource, consts: _SgdConstant
     for a in work.accesses:
         bank, address = layout.address(a.key, a.image, a.offset)
         op = op_out if a.out else op_in
-        extra = {} if a.out else {"hold": a.hold}
+        extra = {} if a.out else {"hold": a.hold, "chain": a.chain}
         words.append(op(a.mover, bank, address, a.words, parts=a.parts, **extra))
     words.append(op_go(start=work.start, flush=work.flush, wait_done=work.wait_done,
                        ends_task=work.ends_task))

@@ -44,9 +44,10 @@ FAULT_TO_CSR_CYCLES = 2
 
 @dataclass(frozen=True)
 class Part:
-    """Words ``lo:hi`` of a READ's answer, shaped ``shape``, as one piece of a traced tensor."""
+    """Words ``lo:hi`` of a READ's answer (of several READs' answers one after the other),
+    shaped ``shape``, as one piece of a traced tensor."""
 
-    op: int
+    op: int | tuple[int, ...]
     shape: tuple[int, ...]
     lo: int = 0
     hi: int | None = None
@@ -137,6 +138,12 @@ class _Builder:
         bank, address = self.layouts[board].address(key, image, offset)
         return self.packet(board, [header("READ", bank, address, count)], words=count,
                            what=f"{key} (image {image})")
+
+    def read_item(self, board: int, key: str, count: int, image: int) -> tuple[int, ...]:
+        """READs of the first ``count`` words of item ``key`` of ``image``, piece by piece
+        as the board stores it (`TaskWork.segments`)."""
+        return tuple(self.read(board, family, n, image, offset)
+                     for family, offset, n in self.rules.segments(board, key, count))
 
     def program(self, board: int, resource: int, words, address: int = 0) -> None:
         self.packet(board, [header("PROGRAM", resource, address, len(words)), *words])
@@ -231,10 +238,10 @@ class _Builder:
         figures = self.run_step(mode="forward")
         tensor = self.rules.logits
         home = self.design.homes[tensor]
-        where, offset = self.rules.locate(home, item("act", tensor))
         n = self.rules.size(tensor)
-        self.s.traced[key] = Traced(tuple(Part(self.read(home, where, n, i, offset), (n,))
-                                          for i in range(self.batch)), stacked=True)
+        self.s.traced[key] = Traced(tuple(
+            Part(self.read_item(home, item("act", tensor), n, i), (n,))
+            for i in range(self.batch)), stacked=True)
         return figures
 
     def faults(self) -> None:
@@ -264,10 +271,9 @@ class _Builder:
                 continue
             tensor = rules.canon(layer.output)
             home = d.homes[tensor]
-            key, offset = rules.locate(home, item("act", tensor))
             n = rules.size(tensor)
             self.s.traced[f"{step}/{layer.name}/output"] = Traced(tuple(
-                Part(self.read(home, key, n, i, offset), tuple(layer.out_shape))
+                Part(self.read_item(home, item("act", tensor), n, i), tuple(layer.out_shape))
                 for i in range(self.batch)), stacked=True)
         for layer in net.compute_layers:
             slices = d.slices_of(layer.name)
@@ -472,7 +478,9 @@ def decode(session: Session, out: Outputs, *, max_cycles: int
     for key, traced in session.traced.items():
         pieces = []
         for p in traced.parts:
-            words = np.array([signed_word(v) for v in _answer(out, p.op)[1:]], dtype=np.int64)
+            ops = p.op if isinstance(p.op, tuple) else (p.op,)
+            words = np.array([signed_word(v) for op in ops for v in _answer(out, op)[1:]],
+                             dtype=np.int64)
             pieces.append(words[p.lo:p.hi].reshape(p.shape))
         record[key] = np.stack(pieces) if traced.stacked else np.concatenate(pieces)
     return result, record

@@ -297,8 +297,8 @@ _COMMAND = (_in("cmd_valid"), _in("cmd_bank", "BW", DATA), _in("cmd_addr", "AW",
 MOVER_RD = Module(
     "fpdeep_mover_rd", "board", "store words out as a stream (a word as 1-3 beats for links)",
     _MOVE,
-    (*CLOCKED, *_COMMAND, _in("cmd_hold"), _in("cmd_parts", 2, DATA), _out("busy"),
-     *(Signal(s.name, s.direction, s.width, s.role) for s in _read_client()),
+    (*CLOCKED, *_COMMAND, _in("cmd_hold"), _in("cmd_parts", 2, DATA), _in("cmd_chain"),
+     _out("busy"), *(Signal(s.name, s.direction, s.width, s.role) for s in _read_client()),
      source("m", "WIDTH"), _out("moved")),
     uses=("fpdeep_stream_fifo",))
 
@@ -319,7 +319,7 @@ SEQUENCER = Module(
      _out("waiting"), _out("running"), _out("in_cmd", "NIN", DATA),
      _out("out_cmd", "NOUT", DATA), _out("cmd_bank", "BW", DATA), _out("cmd_addr", "AW", DATA),
      _out("cmd_len", "LW", DATA), _out("cmd_hold"), _out("cmd_parts", 2, DATA),
-     _in("in_busy", "NIN", DATA), _in("out_busy", "NOUT", DATA),
+     _out("cmd_chain"), _in("in_busy", "NIN", DATA), _in("out_busy", "NOUT", DATA),
      _out("cfg", "NCFG*CFGW", DATA), _out("start"), _out("flush"), _in("done")))
 
 HOST = Module(

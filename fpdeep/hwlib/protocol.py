@@ -217,6 +217,8 @@ _MOVE = (
     Field("mover", 56, 4, "the resource's mover, in its order of streams"),
     Field("hold", 55, 1, "IN only: the same word `words` times"),
     Field("parts", 53, 2, "beats per word minus one (a raw 48-bit sum over a link: 2)"),
+    Field("chain", 52, 1, "IN only: the mover's next IN continues this stream (a tensor "
+                          "kept in two banks)"),
     Field("bank", 44, 8, "the store bank"),
     Field("address", 24, 20, "the first word within the bank"),
     Field("words", 0, 24, "words to move"),
@@ -255,20 +257,20 @@ def op_wait(resource: int, count: int) -> int:
 
 
 def _move(op: str, mover: int, bank: int, address: int, words: int, *, hold: bool,
-          parts: int) -> int:
+          parts: int, chain: bool) -> int:
     if not 1 <= parts <= 3:
         raise FpdeepError(f"a word travels as 1 to 3 beats, not {parts}")
-    return _instruction(op, mover=mover, hold=int(hold), parts=parts - 1, bank=bank,
-                        address=address, words=words)
+    return _instruction(op, mover=mover, hold=int(hold), parts=parts - 1, chain=int(chain),
+                        bank=bank, address=address, words=words)
 
 
 def op_in(mover: int, bank: int, address: int, words: int, *, hold: bool = False,
-          parts: int = 1) -> int:
-    return _move("IN", mover, bank, address, words, hold=hold, parts=parts)
+          parts: int = 1, chain: bool = False) -> int:
+    return _move("IN", mover, bank, address, words, hold=hold, parts=parts, chain=chain)
 
 
 def op_out(mover: int, bank: int, address: int, words: int, *, parts: int = 1) -> int:
-    return _move("OUT", mover, bank, address, words, hold=False, parts=parts)
+    return _move("OUT", mover, bank, address, words, hold=False, parts=parts, chain=False)
 
 
 def op_cfg(field: int, value: int) -> int:

@@ -91,7 +91,7 @@ module fpdeep_host #(
         .cmd_valid(state == IDLE && beat && h_op == OP_READ && bank_ok && s_axis_tlast
                    && h_len != '0),
         .cmd_bank(BW'(h_target)), .cmd_addr(AW'(h_addr)), .cmd_len(LW'(h_len)),
-        .cmd_hold(1'b0), .cmd_parts(2'd0), .busy(rd_busy),
+        .cmd_hold(1'b0), .cmd_parts(2'd0), .cmd_chain(1'b0), .busy(rd_busy),
         .rd_req, .rd_bank, .rd_addr, .rd_gnt, .rd_valid, .rd_data,
         .m_data(r_data), .m_last(r_last), .m_valid(r_valid), .m_ready(r_ready), .moved(r_moved)
     );

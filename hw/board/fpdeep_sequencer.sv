@@ -3,8 +3,9 @@
 // host. Instructions are 64-bit words:
 //   [63:60] op   END    the program of this step is over
 //                WAIT   [59:52] resource, [31:0] n: until that resource has ended n tasks
-//                IN     [59:56] input mover, [55] hold, [54:53] parts-1, [51:44] bank,
-//                       [43:24] address, [23:0] words: arm the mover
+//                IN     [59:56] input mover, [55] hold, [54:53] parts-1, [52] chain,
+//                       [51:44] bank, [43:24] address, [23:0] words: arm the mover (with
+//                       chain, the mover's next IN continues its stream)
 //                OUT    same fields, an output mover
 //                CFG    [59:52] field, [47:0] value: a runtime configuration input
 //                GO     [59] start pulse, [58] flush pulse, [57] wait for done, [56] a task
@@ -49,6 +50,7 @@ module fpdeep_sequencer #(
     output logic      [LW-1:0]        cmd_len,
     output logic                      cmd_hold,
     output logic      [1:0]           cmd_parts,
+    output logic                      cmd_chain,
     input  wire logic [NIN-1:0]       in_busy,
     input  wire logic [NOUT-1:0]      out_busy,
     // the resource
@@ -84,6 +86,7 @@ module fpdeep_sequencer #(
     assign cmd_len = ir[LW-1:0];
     assign cmd_hold = ir[55];
     assign cmd_parts = ir[54:53];
+    assign cmd_chain = ir[52];
     always_comb begin
         in_cmd = '0;
         out_cmd = '0;
