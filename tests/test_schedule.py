@@ -14,8 +14,6 @@ from fpdeep.errors import FpdeepError
 from fpdeep.planning import perf
 from fpdeep.resources import PACKAGE_DIR
 from fpdeep.schedule.tasks import (
-    GEARBOX_OVERHEAD,
-    LINK_OVERHEAD,
     LOSS_OVERHEAD,
     Task,
     link_latency,
@@ -113,15 +111,20 @@ def test_links_go_hop_by_hop_at_their_word_rate():
              LinkModel(1, latency=50, num=2, den=15, words_per_beat=3, word_num=2, word_den=5,
                        bound="line rate")]
     t = Task("link", 0, "link", bytes=1000, dst=2)  # 500 words over both links
-    # 500 words: a last beat of 500 - 71 * 7 = 3 words on the first link, 2 on the second
-    first = 500 + 100 + GEARBOX_OVERHEAD + 2 + LINK_OVERHEAD
-    second = 500 * 5 // 2 + 50 + GEARBOX_OVERHEAD + 1 + LINK_OVERHEAD
+    # Each hop: a cycle until the first word is in the sending gearbox, the gearboxes, two
+    # cycles to store the last word. First link: 71 full beats and a last one of 3 words,
+    # which the receiving gearbox (a word a cycle) takes only after the 7 words of the beat
+    # before it: 497 + 7 cycles of beats, the latency, its 3 words.
+    first = 1 + (497 + 7 + 100 + 3) + 2
+    # second link: the words at 2 per 5 cycles (1250 cycles) outlast the unpacking; a last
+    # beat of 2 words
+    second = 1 + (1250 + 50 + 2) + 2
     assert task_cycles(t, links=links) == first + second
-    tails = (100 + GEARBOX_OVERHEAD + 2) + (50 + GEARBOX_OVERHEAD + 1)
+    # the sender is free again 3 cycles after its last word went in: the rest is in flight
+    tails = (first - (1 + 500 + 3)) + (second - (1 + 1250 + 3))
     assert link_latency(t, links=links) == tails
     back = Task("link", 2, "link", bytes=6, dst=1)  # 3 words, second link only: one full beat
-    assert task_cycles(back, links=links) == -(-3 * 5 // 2) + 50 + GEARBOX_OVERHEAD + 2 + \
-        LINK_OVERHEAD
+    assert task_cycles(back, links=links) == 1 + (8 + 50 + 3) + 2
 
 
 def test_the_link_model_takes_the_plans_rate_in_beats():

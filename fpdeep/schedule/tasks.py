@@ -67,12 +67,13 @@ STREAM_OVERHEAD = 3
 SGD_OVERHEAD = 3
 # The loss unit's cycles beyond its per-class work (measured in the cluster simulation).
 LOSS_OVERHEAD = 2
-# Cycles a link hop adds to its words and latency: the receiver's handshake of the last word
-# (measured in the cluster simulation).
-LINK_OVERHEAD = 1
-# Cycles the gearboxes behind the link ports (hw/link/) add to a hop besides unpacking its
-# last beat a word a cycle (measured in the cluster simulation).
-GEARBOX_OVERHEAD = 1
+# A link hop as the generated boards run it (hw/board/, hw/link/, measured in the cluster
+# simulation): the sender's first word enters the packing gearbox a cycle after its
+# instructions, its sequencer is free for the next item three cycles after its last word went
+# in, and the receiver's task ends two cycles after its gearbox passed on the last word.
+LINK_FETCH = 1
+LINK_SEND_DONE = 3
+LINK_STORE = 2
 # Bytes of one element on a link (16-bit data) and of a raw partial sum (48-bit accumulator,
 # sent as three 16-bit words).
 ELEM_BYTES = 2
@@ -130,17 +131,37 @@ def parse_item(text: str) -> tuple[str, str, tuple[int, int] | None]:
 
 
 def hop_cycles(words: int, link: LinkModel) -> int:
-    """Cycles to move ``words`` over one link of the design: at ``word_num`` words per
-    ``word_den`` cycles, then its latency and the gearboxes' tail, plus the framing's
-    handshakes."""
-    return -(-words * link.word_den // link.word_num) + hop_tail(words, link) + LINK_OVERHEAD
+    """Cycles to move ``words`` over one link of the design, from the end of the sender's
+    instructions until the receiver has stored the last word."""
+    return LINK_FETCH + _through_gearboxes(words, link) + LINK_STORE
 
 
 def hop_tail(words: int, link: LinkModel) -> int:
-    """Cycles of a hop after its last word has entered the link: the latency, the beat
-    registers and the receiver unpacking the last (perhaps partial) beat a word a cycle."""
-    last_beat = (words - 1) % link.words_per_beat + 1 if words else 0
-    return link.latency + GEARBOX_OVERHEAD + max(last_beat - 1, 0)
+    """Cycles of a hop after the sender is free again: the words in flight."""
+    return hop_cycles(words, link) - _send_cycles(words, link)
+
+
+def _send_cycles(words: int, link: LinkModel) -> int:
+    return LINK_FETCH + _at_word_rate(words, link) + LINK_SEND_DONE
+
+
+def _at_word_rate(words: int, link: LinkModel) -> int:
+    return -(-words * link.word_den // link.word_num)
+
+
+def _through_gearboxes(words: int, link: LinkModel) -> int:
+    """Cycles from the first word entering the sending gearbox until the last leaves the
+    receiving one. Words go into beats at the link's word rate, a beat leaves once full (the
+    last once its last word is in) and arrives ``latency`` later; the receiving gearbox
+    passes on a word a cycle and takes the next beat with the last word of the one it holds,
+    so a short last beat waits behind the full beat before it."""
+    if not words:
+        return 0
+    last = (words - 1) % link.words_per_beat + 1
+    sent = _at_word_rate(words, link)
+    if words > last:
+        sent = max(sent, _at_word_rate(words - last, link) + link.words_per_beat)
+    return sent + link.latency + last
 
 
 def _link_words(task: Task) -> int:
