@@ -34,13 +34,13 @@ FIELDS = {"match", "mismatches", "steps", "batch", "cycles", "modelled_cycles", 
           "images_per_s_at_clock", "loss"}
 
 
-def _digits_plan(boards: int, cuts: tuple[int, ...] | None = None):
+def _digits_plan(boards: int, cuts: tuple[int, ...] | None = None, batch: int = 4):
     network = fpdeep.load_onnx(DIGITS)
     cluster = fpdeep.make_cluster(board="zcu102", boards=boards)
     if cuts is None:
-        return network, fpdeep.plan(network, cluster, batch=4)
+        return network, fpdeep.plan(network, cluster, batch=batch)
     chain = chain_model(network, precision=16, pipelining="image")
-    return network, evaluate(chain, cluster, cuts, strategy="fpdeep", batch=4)
+    return network, evaluate(chain, cluster, cuts, strategy="fpdeep", batch=batch)
 
 
 def _slices(plan) -> list[list[tuple[str, int, int]]]:
@@ -267,7 +267,7 @@ def test_a_deadlock_is_reported_by_the_stalled_resource(one_board):
 @pytest.mark.full
 def test_twelve_steps_on_three_boards_bit_exact(tmp_path):
     """Many steps: weights carried from step to step on the boards stay bit-exact."""
-    network, plan = _digits_plan(3)
+    network, plan = _digits_plan(3, batch=8)
     out = tmp_path / "long"
     write_build(network, plan, out, model_files={"model.onnx": DIGITS.read_bytes()})
     result = simulate(out, RunConfig(batch=8, steps=12, lr=0.1))
