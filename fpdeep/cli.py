@@ -23,6 +23,7 @@ from fpdeep.flow import (
     BuildConfig,
     InferConfig,
     RunConfig,
+    TrainConfig,
     defaults,
 )
 from fpdeep.ops.batchnorm import BN_MODES
@@ -292,6 +293,61 @@ def _infer(args: argparse.Namespace) -> int:
     return 0 if result["match"] else 1
 
 
+def _train_arguments(parser: argparse.ArgumentParser) -> None:
+    d = defaults(TrainConfig)
+    parser.add_argument("dir", help="a folder written by `fpdeep build`")
+    parser.add_argument("--data", required=True, metavar="NAME|NPZ",
+                        help=f"a data set ({', '.join(DATASETS)}: its fixed train/test split) "
+                        "or an .npz with x float32 (N,C,H,W) and y integer labels (N,), and "
+                        "optionally x_test and y_test (else a fifth of x is held out)")
+    parser.add_argument("--epochs", type=int, required=True, metavar="E",
+                        help="passes over the training images")
+    parser.add_argument("--batch", type=int, metavar="B",
+                        help="images per step, at most the planned batch (default: the planned)")
+    parser.add_argument("--lr", type=float, default=d["lr"],
+                        help=f"learning rate of SGD (default {d['lr']})")
+    parser.add_argument("--seed", type=int, default=d["seed"],
+                        help="seed of the images' order in each epoch (0 or more)")
+    parser.add_argument("--export-onnx", metavar="FILE",
+                        help="also write the model with the trained weights as ONNX")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue from the checkpoint an interrupted (or finished) run "
+                        "saved, with the same data and options")
+    parser.add_argument("--checkpoint", metavar="NPZ",
+                        help="where the checkpoint goes and --resume reads it "
+                        "(default DIR/train/checkpoint.npz)")
+    parser.add_argument("--simulator", choices=SIMULATORS, default=d["simulator"],
+                        help="Verilator (default) or Icarus Verilog (with --host cocotb)")
+    parser.add_argument("--max-cycles", type=int, default=d["max_cycles"],
+                        help="cycle limit per step")
+    _host_arguments(parser, "step")
+
+
+def _train(args: argparse.Namespace) -> int:
+    config = TrainConfig(data=args.data, epochs=args.epochs, batch=args.batch, lr=args.lr,
+                         seed=args.seed, export_onnx=args.export_onnx, resume=args.resume,
+                         checkpoint=args.checkpoint, simulator=args.simulator, host=args.host,
+                         threads=args.threads, max_cycles=args.max_cycles)
+    result = flow.train(args.dir, config, progress=Progress())
+    verdict = ("every step bit-exact with the golden model" if result["match"]
+               else "MISMATCH with the golden model")
+    print(f"{result['steps']} step(s) of batch {result['batch']} ({result['epochs']} epoch(s) "
+          f"of {result['steps_per_epoch']}): {verdict}")
+    for line in result["mismatches"]:
+        print(f"  {line}")
+    accuracy = ", ".join(f"{name} {result[key]:.2%}" for name, key in (
+        ("hardware", "hw_accuracy"), ("golden fixed-point", "golden_accuracy"),
+        ("float", "float_accuracy")) if result[key] is not None)
+    print(f"test accuracy on {result['test_images']} image(s): {accuracy}")
+    if result["cycles_per_s"]:
+        print(f"{result['simulated_cycles']:,} cycles simulated at {result['cycles_per_s']:,} "
+              f"cycles/s ({result['host']} host); {result['wall_s']} s in all")
+    train = Path(args.dir) / "train"
+    print(f"wrote {train / 'result.json'}, {train / 'weights.npz'}"
+          + (f" and {args.export_onnx}" if args.export_onnx else ""))
+    return 0 if result["match"] else 1
+
+
 def _report_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", help="a folder written by `fpdeep build` (and `fpdeep sim`)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
@@ -377,6 +433,19 @@ COMMANDS: dict[str, Command] = {
         ),
         add_arguments=_infer_arguments,
         run=_infer,
+    ),
+    "train": Command(
+        help="train on the simulated boards, every step checked, and measure test accuracy",
+        description=(
+            "Train the built design for E epochs on a data set on the simulated boards "
+            "(SGD, the weights staying on the boards), checking the boards' weights after "
+            "every step bit for bit against the golden fixed-point model; then measure test "
+            "accuracy with the boards' forward-only pass beside the golden model's and float "
+            "training's. Writes DIR/train/result.json and weights.npz; Ctrl-C saves a "
+            "checkpoint that --resume continues. Exits 1 on a mismatch."
+        ),
+        add_arguments=_train_arguments,
+        run=_train,
     ),
     "report": Command(
         help="the plan's figures beside the simulation's measured ones",

@@ -3,7 +3,7 @@ train/test split.
 
 ``digits`` is scikit-learn's 8x8 handwritten digits (1,797 images of 1x8x8, pixels 0..16
 scaled to [0, 1], 10 classes; BSD-3-Clause, from the UCI repository), split by a seeded
-permutation: the first `DIGITS_TEST` images are the test set.
+permutation (`split`): the first `DIGITS_TEST` images are the test set.
 """
 
 from __future__ import annotations
@@ -17,6 +17,15 @@ from fpdeep.ir import Network
 
 DIGITS_TEST = 360
 SPLIT_SEED = 0
+#: The share of a data file's images held out for testing when it brings no test part.
+TEST_SHARE = 0.2
+
+
+def split(count: int, test: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of ``count`` images: (``test`` of them for testing, the rest for training), by
+    a permutation seeded with `SPLIT_SEED`, so the split is the same on every run."""
+    order = np.random.default_rng(SPLIT_SEED).permutation(count)
+    return order[:test], order[test:]
 
 
 def _digits(part: str) -> tuple[np.ndarray, np.ndarray]:
@@ -27,8 +36,8 @@ def _digits(part: str) -> tuple[np.ndarray, np.ndarray]:
                           "'scikit-learn>=1.3,<2'); or give an .npz file") from exc
     images, labels = load_digits(return_X_y=True)
     x = (images.reshape(-1, 1, 8, 8) / 16.0).astype(np.float32)
-    order = np.random.default_rng(SPLIT_SEED).permutation(len(x))
-    pick = order[:DIGITS_TEST] if part == "test" else order[DIGITS_TEST:]
+    test, train = split(len(x), DIGITS_TEST)
+    pick = test if part == "test" else train
     return x[pick], labels[pick].astype(np.int64)
 
 

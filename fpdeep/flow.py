@@ -1,7 +1,9 @@
 """The flow every front end goes through: one configuration per kind of job, each default once.
 
 ``BuildConfig`` says what to plan and generate (``fpdeep plan`` and ``fpdeep build``);
-``RunConfig`` says how to run a built design (``fpdeep sim``). The CLI, ``fpdeep demo`` and the
+``RunConfig`` says how to run a built design (``fpdeep sim``), ``InferConfig`` and
+``TrainConfig`` how to run inference on it and train with it (``fpdeep infer``, ``fpdeep
+train``). The CLI, ``fpdeep demo`` and the
 Python API construct them and call the steps below; none of them restates a default.
 
 The steps are plain functions ``step(state, config) -> state`` run in order
@@ -178,6 +180,36 @@ class InferConfig:
         return pick_host(self.host, self.simulator, self.threads, runs=passes)
 
 
+@dataclass(frozen=True)
+class TrainConfig:
+    """How to train a built design on a data set (``fpdeep train``)."""
+
+    data: str | Path  # a data set name (`fpdeep.datasets`) or an npz with x, y (and x_test, y_test)
+    epochs: int = 1
+    batch: int | None = None  # images per step, at most the planned batch; None: the planned
+    lr: float = 0.1
+    seed: int = 0  # the order of the images in each epoch; weights the model lacks
+    export_onnx: str | Path | None = None  # also write the model with the trained weights
+    resume: bool = False  # continue from the checkpoint
+    checkpoint: str | Path | None = None  # None: DIR/train/checkpoint.npz
+    simulator: str = "verilator"
+    host: str | None = None  # None: native for more than one step on Verilator, else cocotb
+    threads: int = 1
+    max_cycles: int = DEFAULT_MAX_CYCLES
+
+    def __post_init__(self) -> None:
+        require_positive_int("--epochs", self.epochs)
+        if self.batch is not None:
+            require_positive_int("--batch", self.batch)
+        require_positive_number("--lr", self.lr)
+        require_non_negative_int("--seed", self.seed)
+        require_positive_int("--max-cycles", self.max_cycles)
+        check_host(self.host, self.simulator, self.threads)
+
+    def host_for(self, steps: int) -> str:
+        return pick_host(self.host, self.simulator, self.threads, runs=steps)
+
+
 def defaults(config: type) -> dict[str, Any]:
     """Every field of a config class that has a default, with that default (for --help)."""
     return {f.name: f.default for f in fields(config) if f.default is not MISSING}
@@ -334,6 +366,15 @@ def infer(folder: str | Path, config: InferConfig, *,
     from fpdeep.cosim.infer import infer_on_boards
 
     return infer_on_boards(folder, config, progress=progress or Progress.quiet())
+
+
+def train(folder: str | Path, config: TrainConfig, *,
+          progress: Progress | None = None) -> dict[str, Any]:
+    """Train the build in ``folder`` on ``config.data`` on the simulated boards, every step
+    checked against the golden model; the DIR/train/result.json data."""
+    from fpdeep.cosim.train import train_on_boards
+
+    return train_on_boards(folder, config, progress=progress or Progress.quiet())
 
 
 def report(folder: str | Path) -> str:

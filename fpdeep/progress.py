@@ -24,10 +24,13 @@ class Bar:
         self._task = None
         self._last_note = ""
 
-    def update(self, done: int, note: str = "") -> None:
+    def update(self, done: int, note: str = "", *, detail: str = "") -> None:
+        """``detail`` follows the note on a live bar only: a log gets a line when the note
+        changes, so what changes every update (a loss) goes there."""
         owner = self._owner
         if owner.live is not None and self._task is not None:
-            owner.live.update(self._task, completed=done, total=self.total, note=note)
+            owner.live.update(self._task, completed=done, total=self.total,
+                              note=f"{note} {detail}".strip())
         elif note and note != self._last_note:
             owner.line(f"{self.description}: {note}")
         self._last_note = note

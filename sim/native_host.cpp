@@ -208,12 +208,46 @@ void write_progress(const std::string& path, const std::vector<uint64_t>& a) {
         << ", \"tasks\": 1}";
 }
 
-void write_outputs(const std::string& path, const std::vector<uint64_t>& words) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    for (uint64_t w : words)
-        for (int b = 0; b < 8; ++b) out.put(static_cast<char>(w >> (8 * b) & 0xFF));
-    if (!out) throw std::runtime_error("cannot write " + path);
-}
+// The outputs file, written as the session runs: answers collect in memory and go to the file
+// at every PROGRESS operation (so Python can follow a long session step by step), the END
+// record last.
+class Outputs {
+public:
+    explicit Outputs(const std::string& path)
+        : path_(path), out_(path, std::ios::binary | std::ios::trunc) {
+        if (!out_) throw std::runtime_error("cannot write " + path);
+        words_ = {MAGIC, VERSION};
+        flush();
+    }
+
+    void answer(size_t index, const std::vector<uint64_t>& words) {
+        words_.push_back(index);
+        words_.push_back(words.size());
+        words_.insert(words_.end(), words.begin(), words.end());
+    }
+
+    void flush() {
+        std::string bytes(words_.size() * 8, '\0');
+        for (size_t k = 0; k < words_.size(); ++k)
+            for (int b = 0; b < 8; ++b)
+                bytes[k * 8 + b] = static_cast<char>(words_[k] >> (8 * b) & 0xFF);
+        out_.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        out_.flush();
+        if (!out_) throw std::runtime_error("cannot write " + path_);
+        words_.clear();
+    }
+
+    void close(uint64_t failed, uint64_t cycles, uint64_t wall_ns) {
+        words_.insert(words_.end(), {END, failed, cycles, wall_ns});
+        flush();
+        out_.close();
+    }
+
+private:
+    std::string path_;
+    std::ofstream out_;
+    std::vector<uint64_t> words_;
+};
 
 }  // namespace
 
@@ -233,11 +267,9 @@ int main(int argc, char** argv) {
             return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                 std::chrono::steady_clock::now() - began).count());
         };
-        std::vector<uint64_t> out{MAGIC, VERSION};
+        Outputs out(argv[2]);
         auto answer = [&](size_t index, const std::vector<uint64_t>& words) {
-            out.push_back(index);
-            out.push_back(words.size());
-            out.insert(out.end(), words.begin(), words.end());
+            out.answer(index, words);
         };
         size_t fail_section = script.ops.size();
         for (size_t k = 0; k < script.ops.size(); ++k)
@@ -265,6 +297,7 @@ int main(int argc, char** argv) {
                 answer(k, {mark, wall_ns()});
                 break;
             case PROGRESS:
+                out.flush();
                 write_progress(argv[3], op.args);
                 break;
             case IDLE:
@@ -295,9 +328,8 @@ int main(int argc, char** argv) {
                 throw std::runtime_error("unknown operation code " + std::to_string(op.code));
             }
         }
-        out.insert(out.end(), {END, failed, host.cycle(), wall_ns()});
         top->final();
-        write_outputs(argv[2], out);
+        out.close(failed, host.cycle(), wall_ns());
     } catch (const std::exception& e) {
         std::fprintf(stderr, "native_host: %s\n", e.what());
         return 1;

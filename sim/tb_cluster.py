@@ -5,7 +5,8 @@ fpdeep compiles the session (`fpdeep.cosim.session`) into a script of host opera
 (`fpdeep.cosim.script`); this host carries them out one by one, as the compiled host
 (sim/native_host.cpp) does, with cocotbext-axi's bus models: packets on each board's host
 stream pair (AxiStreamSource / AxiStreamSink) and registers on its CSR slave (AxiLiteMaster).
-It writes every answer to the outputs file; nothing is decoded or compared here.
+It writes every answer to the outputs file as it goes (flushed at every PROGRESS operation);
+nothing is decoded or compared here.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiStreamBus, AxiStreamSink, AxiStreamSource
 from fpdeep_tb import PERIOD_NS, tb_args
 
-from fpdeep.cosim.script import POLL_OUTCOMES, Outputs, read_script, write_outputs
+from fpdeep.cosim.script import POLL_OUTCOMES, OutputsWriter, read_script
 
 BEAT_BYTES = 8
 
@@ -60,11 +61,11 @@ def now() -> int:
 
 
 class Session:
-    def __init__(self, dut, script, progress: Path, pause: bool = False) -> None:
+    def __init__(self, dut, script, progress: Path, outputs: Path, pause: bool = False) -> None:
         self.script = script
         self.boards = [Board(dut, b, pause) for b in range(script.boards)]
         self.progress = progress
-        self.answers: dict[int, tuple[int, ...]] = {}
+        self.outputs = OutputsWriter(outputs)
         self.began = time.monotonic_ns()
         self.mark = now()
 
@@ -87,18 +88,19 @@ class Session:
         """One operation; True when it is a POLL that failed."""
         board = self.boards[op.board]
         if op.name == "EXCHANGE":
-            self.answers[index] = tuple(await board.exchange(op.args))
+            self.outputs.answer(index, await board.exchange(op.args))
         elif op.name == "CSR_WRITE":
             await board.csr.write_dword(*op.args)
         elif op.name == "CSR_READ":
-            self.answers[index] = (await board.read(op.args[0]),)
+            self.outputs.answer(index, (await board.read(op.args[0]),))
         elif op.name == "MARK":
             self.mark = now()
-            self.answers[index] = (self.mark, time.monotonic_ns() - self.began)
+            self.outputs.answer(index, (self.mark, time.monotonic_ns() - self.began))
         elif op.name == "IDLE":
             await ClockCycles(board.tx.clock, op.args[0])
         elif op.name == "PROGRESS":
             step, steps, task = op.args
+            self.outputs.flush()
             self.progress.write_text(json.dumps({"step": step, "steps": steps, "task": task,
                                                  "tasks": 1}))
         elif op.name == "POLL":
@@ -114,7 +116,7 @@ class Session:
                 else:
                     await ClockCycles(board.tx.clock, interval)
                     continue
-                self.answers[index] = (value, POLL_OUTCOMES.index(outcome), now())
+                self.outputs.answer(index, (value, POLL_OUTCOMES.index(outcome), now()))
                 return outcome != "wanted"
         return False
 
@@ -127,12 +129,13 @@ async def cluster_trains(dut):
     dut.rst_n.value = 0
     # the bus drivers start once the boards' outputs have left X in reset (Icarus starts X)
     await ClockCycles(dut.clk, script.reset_cycles - 2)
-    session = Session(dut, script, Path(args["progress"]), bool(args.get("pause")))
+    session = Session(dut, script, Path(args["progress"]), Path(args["outputs"]),
+                      bool(args.get("pause")))
     await ClockCycles(dut.clk, 2)
     dut.rst_n.value = 1
     await RisingEdge(dut.clk)
     session.began, session.mark = time.monotonic_ns(), now()
     failed = await session.run()
-    outputs = Outputs(session.answers, failed, now(), time.monotonic_ns() - session.began)
+    cycles, wall_ns = now(), time.monotonic_ns() - session.began
     await Timer(1, "ns")
-    write_outputs(Path(args["outputs"]), outputs)
+    session.outputs.close(failed, cycles, wall_ns)

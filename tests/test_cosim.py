@@ -150,6 +150,117 @@ def test_infer_predicts_as_the_golden_forward_pass_with_trained_weights(one_boar
     assert result["accuracy"] == np.mean(want.argmax(axis=1) == labels[1500:1510]) >= 0.7
 
 
+def _golden_training(network, x, y, *, steps: int, per_epoch: int, batch: int, lr: float,
+                     seed: int = 0) -> tuple[dict, dict]:
+    """The golden model's and float training's weights after ``steps`` steps from the
+    model's initializers, on the order docs/train.md gives: epoch e visits the images in
+    numpy's permutation seeded with (seed, e), ``batch`` at a time."""
+    fixed = floated = {k: np.asarray(v, np.float64) for k, v in network.params.items()}
+    for step in range(steps):
+        epoch, k = divmod(step, per_epoch)
+        pick = np.random.default_rng([seed, epoch]).permutation(len(y))[k * batch:][:batch]
+        fixed = fpdeep.golden.train_step(network, fixed, x[pick], y[pick], lr=lr,
+                                         step=step).weights
+        floated = fpdeep.golden.train_step(network, floated, x[pick], y[pick], lr=lr,
+                                           numerics="float").weights
+    return fixed, floated
+
+
+def _accuracy(network, weights, x, y, **numerics) -> float:
+    return float(np.mean(fpdeep.golden.infer(network, weights, x, **numerics).argmax(1) == y))
+
+
+@pytest.mark.xdist_group("digits1")
+def test_training_is_checked_every_step_and_resumes_after_ctrl_c(one_board, tmp_path,
+                                                                   monkeypatch):
+    """3 epochs of 3 steps of 4 images, Ctrl-C after the second step, then --resume: the
+    weights trained are the golden model's after the same 9 steps, the test accuracy on the
+    boards the golden model's, float training's that of numpy float64 training."""
+    import os
+    import signal
+
+    import onnx
+    from onnx import numpy_helper
+    from sklearn.datasets import load_digits
+
+    from fpdeep.cli import main
+    from fpdeep.cosim import train
+
+    images, labels = load_digits(return_X_y=True)
+    x = (images.reshape(-1, 1, 8, 8) / 16.0).astype(np.float32)
+    np.savez(tmp_path / "d.npz", x=x[:12], y=labels[:12], x_test=x[1500:1520],
+             y_test=labels[1500:1520])
+    args = ["train", str(one_board), "--data", str(tmp_path / "d.npz"), "--epochs", "3",
+            "--lr", "0.2"]
+    check = train._Follower._check
+
+    def interrupted(follower, k):  # Ctrl-C once the boards' second step is checked
+        check(follower, k)
+        if follower.state.step == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(train._Follower, "_check", interrupted)
+    assert main(args) == 130
+    work = one_board / "train"
+    assert (work / "checkpoint.npz").is_file() and not (work / "result.json").exists()
+    monkeypatch.undo()
+    onnx_file = tmp_path / "trained.onnx"
+    assert main([*args, "--resume", "--export-onnx", str(onnx_file)]) == 0
+    result = json.loads((work / "result.json").read_text())
+    assert result["match"] is True and result["mismatches"] == []
+    assert result["steps"] == 9 and 2 <= result["resumed_from_step"] < 9
+    assert result["steps_this_run"] == 9 - result["resumed_from_step"]
+    assert result["cycles_per_s"] > 0 and result["host"] == "native"
+    network = fpdeep.load_onnx(DIGITS)
+    fixed, floated = _golden_training(network, x[:12], labels[:12], steps=9, per_epoch=3,
+                                      batch=4, lr=0.2)
+    with np.load(work / "weights.npz") as got:
+        assert sorted(got.files) == sorted(network.params)
+        for name in got.files:
+            assert np.array_equal(got[name].astype(np.float64), fixed[name]), name
+    exported = {t.name: numpy_helper.to_array(t) for t in onnx.load(onnx_file).graph.initializer}
+    for name, value in fixed.items():
+        assert np.array_equal(exported[name].astype(np.float64), value), name
+    tx, ty = x[1500:1520], labels[1500:1520]
+    assert result["hw_accuracy"] == result["golden_accuracy"] == _accuracy(network, fixed,
+                                                                           tx, ty)
+    assert result["float_accuracy"] == _accuracy(network, floated, tx, ty, numerics="float")
+    assert result["test_images"] == 20 and len(result["epoch_loss"]) == 3
+
+
+@pytest.mark.full
+def test_the_demo_network_trains_on_two_boards_as_well_as_float(tmp_path):
+    """The demo network on 2 boards, 3 epochs of the digits (132 steps of 32): every step
+    bit-exact, the weights the golden model's, test accuracy on the boards within 2 points
+    of float training's."""
+    from sklearn.datasets import load_digits
+
+    from fpdeep.cli import main
+
+    out = tmp_path / "demo"
+    assert main(["build", str(DIGITS), "--board", "zcu102", "--boards", "2", "-o",
+                 str(out)]) == 0
+    assert main(["train", str(out), "--data", "digits", "--epochs", "3"]) == 0
+    result = json.loads((out / "train" / "result.json").read_text())
+    assert result["match"] is True and result["steps"] == 3 * 44 and result["batch"] == 32
+    images, labels = load_digits(return_X_y=True)
+    x = (images.reshape(-1, 1, 8, 8) / 16.0).astype(np.float32)
+    order = np.random.default_rng(0).permutation(len(x))  # the digits split: 360 for testing
+    test, train = order[:360], order[360:]
+    network = fpdeep.load_onnx(DIGITS)
+    fixed, floated = _golden_training(network, x[train], labels[train], steps=132,
+                                      per_epoch=44, batch=32, lr=0.1)
+    with np.load(out / "train" / "weights.npz") as got:
+        for name in network.params:
+            assert np.array_equal(got[name].astype(np.float64), fixed[name]), name
+    hw = result["hw_accuracy"]
+    assert hw == result["golden_accuracy"] == _accuracy(network, fixed, x[test], labels[test])
+    assert result["float_accuracy"] == _accuracy(network, floated, x[test], labels[test],
+                                                 numerics="float")
+    assert abs(hw - result["float_accuracy"]) <= 0.02 and hw > 0.8
+    print(f"demo training: {result}")
+
+
 @pytest.mark.parametrize("case", ["fpdeep-2", "cuts-3"])
 def test_digits_on_several_boards_bit_exact(case, tmp_path):
     # the 2-board case trains with MSE (the loss unit's other mode), the others with softmax CE

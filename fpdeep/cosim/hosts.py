@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,9 +28,14 @@ OUTPUTS_FILE = "outputs.bin"
 PROGRESS_FILE = "progress.json"
 
 
-def _follow(path: Path, stop: threading.Event, bar: Bar, unit: str) -> None:
-    """Show the host's progress file on ``bar`` until ``stop`` is set."""
+def _follow(path: Path, stop: threading.Event, bar: Bar, unit: str,
+            watch: Callable[[Bar], None] | None) -> None:
+    """Show the host's progress file on ``bar`` (or let ``watch`` follow the run and show it)
+    until ``stop`` is set."""
     while not stop.wait(0.5):
+        if watch is not None:
+            watch(bar)
+            continue
         try:
             p = json.loads(path.read_text())
         except (OSError, ValueError):
@@ -48,13 +54,16 @@ def cluster_sources(root: Path) -> list[Path]:
 
 def run_session(build: Build, session: Session, work: Path, *, host: str, simulator: str,
                 threads: int, max_cycles: int, progress: Progress,
-                bar: tuple[str, int], unit: str = "step", pause: bool = False
+                bar: tuple[str, int], unit: str = "step", pause: bool = False,
+                watch: Callable[[Bar], None] | None = None
                 ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Run ``session`` with ``host`` in folder ``work``: (the host's figures, every traced
     tensor), decoded by `fpdeep.cosim.session.decode`. Raises FpdeepError when the host cannot
     run or a packet or step failed. ``bar``: the progress bar's label and length, in ``unit``s.
     ``pause``: the cocotb host's stream drivers pause at times (back-pressure in both
-    directions, as a busy host gives)."""
+    directions, as a busy host gives). ``watch(bar)``, when given, is called every half second
+    from another thread while the host runs, instead of showing its progress file: it may
+    follow the host's outputs file (`fpdeep.cosim.script.OutputsReader`) as it grows."""
     from fpdeep.cosim import native
     from fpdeep.cosim import simulator as sim
 
@@ -74,8 +83,8 @@ def run_session(build: Build, session: Session, work: Path, *, host: str, simula
     error = None
     with progress.bar(*bar) as shown:
         stop = threading.Event()
-        follower = threading.Thread(target=_follow, args=(work / PROGRESS_FILE, stop, shown, unit),
-                                    daemon=True)
+        follower = threading.Thread(target=_follow, daemon=True,
+                                    args=(work / PROGRESS_FILE, stop, shown, unit, watch))
         follower.start()
         try:
             if host == "native":

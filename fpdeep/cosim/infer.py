@@ -12,6 +12,7 @@ import io
 import json
 import math
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from fpdeep.files import check_writable_file, write_file
 from fpdeep.golden import infer
 from fpdeep.golden.step import StepContext, logits_tensor
 from fpdeep.ir import Network
+from fpdeep.numerics import Numerics
 from fpdeep.ops import trainable_refs
 from fpdeep.progress import Progress
 
@@ -81,10 +83,9 @@ def infer_on_boards(folder: str | Path, config: InferConfig, *,
     weights = (load_weights(config.weights, network) if config.weights is not None
                else initial_weights(network, seed=0))
     batch = build.plan.totals.batch
-    passes = math.ceil(len(x) / batch)
-    padded = np.zeros((passes * batch, *x.shape[1:]), dtype=np.float32)
-    padded[:len(x)] = x
-    session = build_inference_session(build, x=padded, weights=weights, batch=batch,
+    images = whole_passes(x, batch)
+    passes = len(images) // batch
+    session = build_inference_session(build, x=images, weights=weights, batch=batch,
                                       max_cycles=config.max_cycles)
     (root / "infer" / RESULT_FILE).unlink(missing_ok=True)
     host = config.host_for(passes)
@@ -94,24 +95,12 @@ def infer_on_boards(folder: str | Path, config: InferConfig, *,
                                   max_cycles=config.max_cycles, progress=progress,
                                   bar=("inferring", passes), unit="pass")
     progress.step("comparing with the golden forward pass")
-    ctx = StepContext.make(network, design.numerics, design.loss)
-    frac = ctx.act(logits_tensor(network, "softmax_ce")).frac
-    words = np.concatenate([record[f"infer/{k}"] for k in range(passes)])[:len(x)]
-    logits = words.astype(np.float64) * 2.0 ** -frac
-    want = infer(network, weights, x, numerics=design.numerics)
-    logits = logits.reshape(want.shape)
-    differ = np.argwhere(logits != want)
-    pred = logits.argmax(axis=1)
-    cycles = [s["cycles"] for s in figures["steps"]]
+    scored = score(network, design.numerics, record, x, y, weights)
+    logits, pred = scored.pop("logits"), scored.pop("pred")
+    cycles = [s["cycles"] for s in figures["passes"]]
     result = {
-        "match": len(differ) == 0,
-        "mismatches": [] if len(differ) == 0 else [
-            f"{len(differ)} of {want.size} logits differ; first at image {int(differ[0][0])}, "
-            f"class {int(differ[0][1])}: got {logits[tuple(differ[0])]}, expected "
-            f"{want[tuple(differ[0])]}"],
+        **scored,
         "images": len(x),
-        "accuracy": float(np.mean(pred == y)),
-        "golden_accuracy": float(np.mean(want.argmax(axis=1) == y)),
         "passes": passes,
         "batch": batch,
         "cycles_per_pass": cycles,
@@ -129,3 +118,37 @@ def infer_on_boards(folder: str | Path, config: InferConfig, *,
     write_file(out_file, buffer.getvalue())
     write_file(root / "infer" / RESULT_FILE, json.dumps(result, indent=2) + "\n")
     return result
+
+
+def whole_passes(x: np.ndarray, batch: int) -> np.ndarray:
+    """``x`` filled up with zero images to a whole number of passes of ``batch``."""
+    passes = math.ceil(len(x) / batch)
+    padded = np.zeros((passes * batch, *x.shape[1:]), dtype=np.float32)
+    padded[:len(x)] = x
+    return padded
+
+
+def score(network: Network, numerics: Numerics, record: Mapping[str, np.ndarray],
+          x: np.ndarray, y: np.ndarray, weights: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """The boards' logits of ``x`` (traced ``infer/k`` per pass, as a session's ``passes``
+    read them) against the golden forward pass with ``weights``: match, mismatches, the
+    hardware's accuracy and the golden model's, the logits and the predictions."""
+    ctx = StepContext.make(network, numerics, "softmax_ce")
+    frac = ctx.act(logits_tensor(network, "softmax_ce")).frac
+    passes = sum(1 for key in record if key.startswith("infer/"))
+    words = np.concatenate([record[f"infer/{k}"] for k in range(passes)])[:len(x)]
+    want = infer(network, weights, x, numerics=numerics)
+    logits = (words.astype(np.float64) * 2.0 ** -frac).reshape(want.shape)
+    differ = np.argwhere(logits != want)
+    pred = logits.argmax(axis=1)
+    return {
+        "match": len(differ) == 0,
+        "mismatches": [] if len(differ) == 0 else [
+            f"{len(differ)} of {want.size} logits differ; first at image {int(differ[0][0])}, "
+            f"class {int(differ[0][1])}: got {logits[tuple(differ[0])]}, expected "
+            f"{want[tuple(differ[0])]}"],
+        "accuracy": float(np.mean(pred == y)),
+        "golden_accuracy": float(np.mean(want.argmax(axis=1) == y)),
+        "logits": logits,
+        "pred": pred,
+    }

@@ -97,7 +97,14 @@ def make_batch(network: Network, *, batch: int, seed: int,
     except (OSError, KeyError, ValueError) as exc:
         raise FpdeepError(
             f"--data {str(data)!r}: cannot read arrays x and y from it ({exc})") from exc
-    where = f"--data {str(data)!r}"
+    return check_data(network, x, y, f"--data {str(data)!r}")
+
+
+def check_data(network: Network, x: np.ndarray, y: np.ndarray,
+               where: str) -> tuple[np.ndarray, np.ndarray]:
+    """``x`` as float32 and ``y`` as int64 once they are images and labels the network takes:
+    x (B, C, H, W) of finite numbers, y (B,) integer classes of the model; else an
+    FpdeepError that starts with ``where`` (e.g. the option and file)."""
     if tuple(x.shape[1:]) != tuple(network.input_shape) or y.shape != (x.shape[0],):
         raise FpdeepError(
             f"{where}: x must be (B, {', '.join(map(str, network.input_shape))}) "
@@ -141,7 +148,7 @@ def initial_weights(network: Network, *, seed: int) -> dict[str, np.ndarray]:
     return out
 
 
-def _first_difference(got: np.ndarray, want: np.ndarray) -> str:
+def first_difference(got: np.ndarray, want: np.ndarray) -> str:
     if got.shape != want.shape:
         return f"shape {got.shape} instead of {want.shape}"
     bad = np.argwhere(got != want)
@@ -186,7 +193,7 @@ def compare(network: Network, record: Mapping[str, np.ndarray], weights: dict[st
                     if np.asarray(want).size == got.size else np.asarray(want)
                 if got.shape != want.shape or np.any(got != want):
                     mismatches.append(f"step {step + 1}, layer {layer.name}, {tensor}: "
-                                      + _first_difference(got, want))
+                                      + first_difference(got, want))
         weights = res.weights
     key = "infer/logits"
     if key in record:  # a forward-only pass after the steps, with the trained weights
@@ -196,7 +203,7 @@ def compare(network: Network, record: Mapping[str, np.ndarray], weights: dict[st
         fmt = ctx.act(logits_tensor(network, "softmax_ce"))
         got = np.asarray(record[key], np.float64).reshape(want.shape) * 2.0 ** -fmt.frac
         if not np.array_equal(got, want):
-            mismatches.append("forward-only pass, logits: " + _first_difference(got, want))
+            mismatches.append("forward-only pass, logits: " + first_difference(got, want))
     return mismatches, losses
 
 
@@ -278,17 +285,32 @@ def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None
 def _dump_weights(path: str | Path, network: Network, record: Mapping[str, np.ndarray], *,
                   step: int, numerics: Numerics) -> None:
     """The simulated weights after ``step`` as float32 arrays in the model's layouts."""
+    prefix = f"{step}/"
+    weights = read_back_weights(network, {k.removeprefix(prefix): v for k, v in record.items()
+                                          if k.startswith(prefix)}, numerics)
+    save_weights(path, weights)
+
+
+def read_back_weights(network: Network, record: Mapping[str, np.ndarray],
+                      numerics: Numerics) -> dict[str, np.ndarray]:
+    """The weights the boards hold, from the words read back as ``LAYER/new_weight`` and
+    ``LAYER/new_bias`` (compute layout), as float64 by initializer name in its layout."""
     out = {}
     fmts = weight_formats(network, numerics)
     for layer in network.compute_layers:
         for ref in trainable_refs(layer):
-            q = record[f"{step}/{layer.name}/new_{ref.role}"]
+            q = record[f"{layer.name}/new_{ref.role}"]
             if stored_transposed(layer, ref.role):
                 q = q.T
-            out[ref.name] = (q * 2.0 ** -fmts[ref.name].frac).astype(np.float32) \
-                .reshape(ref.shape)
+            out[ref.name] = (q * 2.0 ** -fmts[ref.name].frac).reshape(ref.shape)
+    return out
+
+
+def save_weights(path: str | Path, weights: Mapping[str, np.ndarray]) -> None:
+    """Float weights by initializer name as float32 arrays of an .npz (as `fpdeep infer
+    --weights` reads them), written whole or not at all."""
     buffer = io.BytesIO()
-    np.savez(buffer, **out)
+    np.savez(buffer, **{name: np.asarray(v, np.float32) for name, v in weights.items()})
     write_file(path, buffer.getvalue())
 
 

@@ -11,6 +11,10 @@ Python decoder checks both. Both files are little-endian 64-bit words:
     outputs: MAGIC, VERSION, then per answered operation: index, n, n words;
              last: END, the failed operation's index (or NONE), total cycles, wall nanoseconds
 
+A host writes the outputs file as it goes: the header at once, the answers so far at every
+PROGRESS operation, the END record last. So a reader (`OutputsReader`) can follow a long
+session step by step while it runs, and what a host that was stopped had answered is there.
+
 A POLL that does not end on its wanted value (a bad value, or its time is up) makes the host
 skip to the operations after FAIL (the readings that explain the failure), run those and stop.
 """
@@ -117,29 +121,102 @@ class Outputs:
         return round(self.cycles / max(self.wall_ns * 1e-9, 1e-9))
 
 
+class OutputsWriter:
+    """Writes an outputs file while the host runs: answers collect until ``flush`` appends
+    them (a host flushes at every PROGRESS operation); ``close`` adds the END record."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.write_bytes(np.asarray([MAGIC, VERSION], dtype="<u8").tobytes())
+        self._words: list[int] = []
+
+    def answer(self, index: int, words: Sequence[int]) -> None:
+        self._words += [index, len(words), *words]
+
+    def flush(self) -> None:
+        with self.path.open("ab") as f:
+            f.write(np.asarray(self._words, dtype="<u8").tobytes())
+        self._words = []
+
+    def close(self, failed: int | None, cycles: int, wall_ns: int) -> None:
+        self._words += [END, NONE if failed is None else failed, cycles, wall_ns]
+        self.flush()
+
+
 def write_outputs(path: Path, outputs: Outputs) -> None:
-    words = [MAGIC, VERSION]
+    writer = OutputsWriter(path)
     for index, answer in outputs.answers.items():
-        words += [index, len(answer), *answer]
-    words += [END, NONE if outputs.failed is None else outputs.failed, outputs.cycles,
-              outputs.wall_ns]
-    Path(path).write_bytes(np.asarray(words, dtype="<u8").tobytes())
+        writer.answer(index, answer)
+    writer.close(outputs.failed, outputs.cycles, outputs.wall_ns)
+
+
+class OutputsReader:
+    """Follows an outputs file as its host writes it: each ``read`` takes in the answers
+    flushed since the last one; ``finished`` once the END record is in."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.answers: dict[int, tuple[int, ...]] = {}
+        self.last = -1  # the highest operation index answered so far
+        self._offset = 0
+        self._pending = np.empty(0, dtype="<u8")
+        self._header = False
+        self._end: tuple[int, int, int] | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self._end is not None
+
+    def read(self) -> bool:
+        """Take in what the host has flushed; True when new answers came."""
+        if self.finished:
+            return False
+        try:
+            with self.path.open("rb") as f:
+                f.seek(self._offset)
+                data = f.read()
+        except FileNotFoundError:
+            return False
+        whole = len(data) // 8 * 8
+        self._offset += whole
+        words = np.concatenate([self._pending, np.frombuffer(data[:whole], dtype="<u8")])
+        at, before = 0, len(self.answers)
+        if not self._header:
+            if len(words) < 2:
+                self._pending = words
+                return False
+            if int(words[0]) != MAGIC or int(words[1]) != VERSION:
+                raise FpdeepError(f"{str(self.path)!r} is not an fpdeep host outputs file of "
+                                  f"version {VERSION}")
+            self._header, at = True, 2
+        while at + 2 <= len(words):
+            index, n = int(words[at]), int(words[at + 1])
+            if index == END:
+                if at + 4 <= len(words):
+                    self._end = (int(words[at + 1]), int(words[at + 2]), int(words[at + 3]))
+                    at += 4
+                break
+            if at + 2 + n > len(words):
+                break
+            self.answers[index] = tuple(words[at + 2:at + 2 + n].tolist())
+            self.last = max(self.last, index)
+            at += 2 + n
+        self._pending = words[at:]
+        return len(self.answers) > before
+
+    def outputs(self) -> Outputs:
+        """Everything the host recorded, once it has finished."""
+        if self._end is None:
+            raise FpdeepError(f"host outputs {str(self.path)!r} end early (no END record): "
+                              "the host stopped before the session ended")
+        failed, cycles, wall_ns = self._end
+        return Outputs(self.answers, None if failed == NONE else failed, cycles, wall_ns)
 
 
 def read_outputs(path: Path) -> Outputs:
-    words = _words(path, "outputs")
-    answers: dict[int, tuple[int, ...]] = {}
-    at = 2
-    while at < len(words) and int(words[at]) != END:
-        index, n = int(words[at]), int(words[at + 1])
-        answers[index] = tuple(int(v) for v in words[at + 2:at + 2 + n])
-        at += 2 + n
-    if at + 4 > len(words):
-        raise FpdeepError(f"host outputs {str(path)!r} end early (no END record): the host "
-                          "stopped before the session ended")
-    failed = int(words[at + 1])
-    return Outputs(answers, None if failed == NONE else failed, int(words[at + 2]),
-                   int(words[at + 3]))
+    reader = OutputsReader(path)
+    reader.read()
+    return reader.outputs()
 
 
 def _words(path: Path, what: str) -> np.ndarray:

@@ -6,13 +6,16 @@ The session does what a real host does through the boards' top ports only: it ch
 board's design hash, loads the constant tables, the weights and the setup program, runs the
 setup, loads the training and forward-only programs, then per step writes the images and
 labels, starts every board, waits for each to report done, and reads back by store region
-every tensor the golden model traces. Packets and registers are in the formats of
-`fpdeep.hwlib.protocol` and `fpdeep.hwlib.csr`; nothing is compared here.
+every tensor the golden model traces. A training session (`build_training_session`) keeps
+the weights on the boards from step to step, each step on its own images, and reads back the
+weights and logits after every step; an inference session runs forward-only passes. Packets
+and registers are in the formats of `fpdeep.hwlib.protocol` and `fpdeep.hwlib.csr`; nothing
+is compared here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +27,16 @@ from fpdeep.codegen.program import compile_step, setup_program
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import step as golden_step
 from fpdeep.hwlib.csr import RegisterMap, register_map
-from fpdeep.hwlib.protocol import ERRORS, Status, header, op_end, op_wait, signed_word, word
+from fpdeep.hwlib.protocol import (
+    BEAT_BITS,
+    ERRORS,
+    Status,
+    header,
+    op_end,
+    op_wait,
+    signed_word,
+    word,
+)
 from fpdeep.ops import spec
 from fpdeep.schedule.tasks import contribution_item, item
 
@@ -73,6 +85,15 @@ class BoardFigures:
     keys: dict[str, str]  # resource name -> its key in the schedule
 
 
+@dataclass(frozen=True)
+class StepReads:
+    """What a training session reads back after one step (``Traced`` by name) and the index of
+    its last operation: the step is complete once the host has answered that one."""
+
+    traced: dict[str, Traced]
+    last: int
+
+
 @dataclass
 class Session:
     """A compiled host session: its operations and how to read their answers."""
@@ -84,6 +105,8 @@ class Session:
     traced: dict[str, Traced] = field(default_factory=dict)
     steps: list[tuple[int, int, list[BoardFigures]]] = field(default_factory=list)
     infer: tuple[int, int, list[BoardFigures]] | None = None
+    passes: list[tuple[int, int, list[BoardFigures]]] = field(default_factory=list)
+    train: list[StepReads] = field(default_factory=list)  # per step of a training session
     faults: list[dict[str, Any]] = field(default_factory=list)
     polls: dict[int, tuple[int, str]] = field(default_factory=dict)
     # per board: STATUS and STALLED_UNIT, then the counters twice (read after a failure)
@@ -192,25 +215,28 @@ class _Builder:
                 self.program(b.index, r, train.words(b.index, r))
                 self.program(b.index, r, forward.words(b.index, r), base)
 
-    def images(self, first: int) -> None:
-        """Images ``first`` to ``first + batch - 1`` into the store's image slots."""
+    def images(self, images: np.ndarray) -> None:
+        """``images`` (quantised) into the store's image slots 0, 1, ..."""
         source = self.design.homes[self.net.input_name]
-        for i in range(self.batch):
-            self.write(source, item("act", self.net.input_name), self.x[first + i], i)
+        for i, image in enumerate(images):
+            self.write(source, item("act", self.net.input_name), image, i)
 
-    def step(self) -> None:
-        """Images and labels in, every board started, done awaited, the figures read."""
-        self.images(0)
+    def step(self, pick: np.ndarray | None = None, *, counters: bool = True) -> None:
+        """Images and labels in (the builder's images ``pick``, default the first batch),
+        every board started, done awaited, the figures read."""
+        pick = np.arange(self.batch) if pick is None else np.asarray(pick)
+        self.images(self.x[pick])
         loss_board = self.design.homes[self.rules.logits]
-        for i in range(self.batch):
-            self.write(loss_board, "label", [int(self.y[i])], i)
+        for i, label in enumerate(self.y[pick]):
+            self.write(loss_board, "label", [int(label)], i)
         for b in self.design.boards:
             self.set(b.index, "BATCH", size=self.batch)
-        self.s.steps.append(self.run_step())
+        self.s.steps.append(self.run_step(counters=counters))
 
-    def run_step(self, mode: str = "train") -> tuple[int, int, list[BoardFigures]]:
+    def run_step(self, mode: str = "train", *,
+                 counters: bool = True) -> tuple[int, int, list[BoardFigures]]:
         """Start every board and wait until each is done: (the marks around the run, each
-        board's figures)."""
+        board's figures; without ``counters`` only its cycles)."""
         for b in self.design.boards:
             self.set(b.index, "CONTROL", start=1, mode=mode)
         began = self.s.add(Op("MARK", 0))
@@ -226,6 +252,9 @@ class _Builder:
         for b in self.design.boards:
             cycles = (self.reg(b.index, "CYCLE_COUNT_LO"), self.reg(b.index, "CYCLE_COUNT_HI"))
             resources = self.layouts[b.index].resources
+            if not counters:
+                figures.append(BoardFigures(b.index, cycles, {}, {}, {}, {}))
+                continue
             figures.append(BoardFigures(
                 b.index, cycles, *self.counters(b.index),
                 {r.name: self.reg(b.index, "WINDOW", k) for k, r in enumerate(resources)},
@@ -236,13 +265,44 @@ class _Builder:
         """A forward-only pass over the images in the store (the weights in the store); the
         logits read back as traced tensor ``key``; the pass's figures."""
         figures = self.run_step(mode="forward")
+        self.s.traced[key] = self.read_logits()
+        return figures
+
+    def passes(self, images: np.ndarray) -> None:
+        """Forward-only passes over ``images`` (quantised, a whole number of batches), one
+        batch at a time; the logits of pass ``k`` are traced tensor ``infer/k``."""
+        count = len(images) // self.batch
+        for k in range(count):
+            self.s.add(Op("PROGRESS", 0, (k, count, 0)))
+            self.images(images[k * self.batch:(k + 1) * self.batch])
+            self.s.passes.append(self.infer(f"infer/{k}"))
+
+    def read_logits(self) -> Traced:
+        """The logits of the batch's images, read from the store."""
         tensor = self.rules.logits
         home = self.design.homes[tensor]
         n = self.rules.size(tensor)
-        self.s.traced[key] = Traced(tuple(
-            Part(self.read_item(home, item("act", tensor), n, i), (n,))
-            for i in range(self.batch)), stacked=True)
-        return figures
+        return Traced(tuple(Part(self.read_item(home, item("act", tensor), n, i), (n,))
+                            for i in range(self.batch)), stacked=True)
+
+    def read_weights(self) -> dict[str, Traced]:
+        """Every slice's weights and biases, read from the store: ``LAYER/new_weight`` and
+        ``LAYER/new_bias`` in compute layout ((out, in) for an FC layer)."""
+        out = {}
+        for layer in self.net.compute_layers:
+            w = self.params[layer.name]["weight"]
+            per = int(np.prod(w.shape[1:]))
+            new_w, new_b = [], []
+            for board, s in self.design.slices_of(layer.name):
+                rows = s.hi - s.lo
+                new_w.append(Part(self.read(board, f"w:{s.ident}", rows * per),
+                                  (rows, *w.shape[1:])))
+                if s.has_bias:
+                    new_b.append(Part(self.read(board, f"b:{s.ident}", rows), (rows,)))
+            out[f"{layer.name}/new_weight"] = Traced(tuple(new_w), False)
+            if layer.weight("bias") is not None:
+                out[f"{layer.name}/new_bias"] = Traced(tuple(new_b), False)
+        return out
 
     def faults(self) -> None:
         """Bad host input, each answered with its error code and shown in the CSR, the board
@@ -288,21 +348,19 @@ class _Builder:
                     for i in range(self.batch)), stacked=True)
             w = self.params[layer.name]["weight"]
             per = int(np.prod(w.shape[1:]))
-            acc_w, acc_b, new_w, new_b = [], [], [], []
+            acc_w, acc_b = [], []
             for board, s in slices:
                 rows = s.hi - s.lo
                 acc = self.read(board, f"acc:{s.ident}", s.engines["wg"].out_beats)
                 acc_w.append(Part(acc, (rows, *w.shape[1:]), 0, rows * per))
                 acc_b.append(Part(acc, (-1,), rows * per))
-                new_w.append(Part(self.read(board, f"w:{s.ident}", rows * per),
-                                  (rows, *w.shape[1:])))
-                if s.has_bias:
-                    new_b.append(Part(self.read(board, f"b:{s.ident}", rows), (rows,)))
-            traced = {"acc_weight": acc_w, "new_weight": new_w}
+            traced = {"acc_weight": acc_w}
             if layer.weight("bias") is not None:
-                traced |= {"acc_bias": acc_b, "new_bias": new_b}
+                traced |= {"acc_bias": acc_b}
             for name, parts in traced.items():
                 self.s.traced[f"{step}/{layer.name}/{name}"] = Traced(tuple(parts), False)
+        for key, traced_weights in self.read_weights().items():
+            self.s.traced[f"{step}/{key}"] = traced_weights
 
     def failure_section(self) -> None:
         """What explains a failed step, read from every board once the session fails."""
@@ -351,11 +409,34 @@ def build_inference_session(build: Build, *, x: np.ndarray, weights: Mapping[str
     b = _Builder(build, x=x, y=np.zeros(len(x), dtype=np.int64), weights=weights, lr=1.0,
                  max_cycles=max_cycles, batch=batch)
     b.configure()
-    for k in range(passes):
-        b.s.add(Op("PROGRESS", 0, (k, passes, 0)))
-        b.images(k * batch)
-        b.s.steps.append(b.infer(f"infer/{k}"))
+    b.passes(b.x)
     b.s.add(Op("PROGRESS", 0, (passes - 1, passes, 1)))
+    b.failure_section()
+    return b.s
+
+
+def build_training_session(build: Build, *, x: np.ndarray, y: np.ndarray,
+                           order: Sequence[np.ndarray], weights: Mapping[str, np.ndarray],
+                           lr: float, batch: int, max_cycles: int, first: int = 0,
+                           total: int | None = None,
+                           test_x: np.ndarray | None = None) -> Session:
+    """Training steps from ``weights``, step ``k`` on images ``x[order[k]]`` (``batch`` of
+    them), the weights staying on the boards from step to step; after each step the host
+    reads back every weight and the logits (``Session.train[k]``: ``LAYER/new_weight``,
+    ``LAYER/new_bias``, ``logits``). With ``test_x`` (a whole number of batches),
+    forward-only passes over it follow the last step (traced ``infer/k``). ``first`` and
+    ``total``: the steps' numbers in the whole run, for the host's progress file."""
+    total = len(order) if total is None else total
+    b = _Builder(build, x=x, y=y, weights=weights, lr=lr, max_cycles=max_cycles, batch=batch)
+    b.configure()
+    for k, pick in enumerate(order):
+        b.s.add(Op("PROGRESS", 0, (first + k, total, 0)))
+        b.step(pick, counters=False)
+        reads = {**b.read_weights(), "logits": b.read_logits()}
+        b.s.train.append(StepReads(reads, len(b.s.ops) - 1))
+    if test_x is not None:
+        b.passes(b.ctx.input(np.asarray(test_x, dtype=np.float64)))
+    b.s.add(Op("PROGRESS", 0, (first + len(order) - 1, total, 1)))
     b.failure_section()
     return b.s
 
@@ -473,14 +554,26 @@ def decode(session: Session, out: Outputs, *, max_cycles: int
         result["error"] = failed[1]
         return result, record
     result["steps"] = [_figures(out, marks) for marks in session.steps]
+    result["passes"] = [_figures(out, marks) for marks in session.passes]
     if session.infer is not None:
         result["infer"] = _figures(out, session.infer)
-    for key, traced in session.traced.items():
-        pieces = []
-        for p in traced.parts:
-            ops = p.op if isinstance(p.op, tuple) else (p.op,)
-            words = np.array([signed_word(v) for op in ops for v in _answer(out, op)[1:]],
-                             dtype=np.int64)
-            pieces.append(words[p.lo:p.hi].reshape(p.shape))
-        record[key] = np.stack(pieces) if traced.stacked else np.concatenate(pieces)
+    record.update(tensors(out.answers, session.traced))
     return result, record
+
+
+def tensors(answers: Mapping[int, tuple[int, ...]],
+            traced: Mapping[str, Traced]) -> dict[str, np.ndarray]:
+    """The tensors ``traced`` from a host's answers to their reads (signed words)."""
+    out = {}
+    for key, t in traced.items():
+        pieces = []
+        for p in t.parts:
+            ops = p.op if isinstance(p.op, tuple) else (p.op,)
+            if missing := [op for op in ops if op not in answers]:
+                raise HostError(f"the host recorded no answer to operation {missing[0]}")
+            beats = [v for op in ops for v in answers[op][1:]]
+            words = (np.array(beats, dtype=np.uint64).view(np.int64) if BEAT_BITS == 64
+                     else np.array([signed_word(v) for v in beats], dtype=np.int64))
+            pieces.append(words[p.lo:p.hi].reshape(p.shape))
+        out[key] = np.stack(pieces) if t.stacked else np.concatenate(pieces)
+    return out

@@ -1,0 +1,54 @@
+"""The host files: an outputs file followed while its host writes it, piece by piece."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fpdeep.cosim.script import END, MAGIC, VERSION, OutputsReader, OutputsWriter, read_outputs
+from fpdeep.errors import FpdeepError
+
+
+def test_a_reader_follows_the_outputs_as_the_host_flushes_them(tmp_path):
+    path = tmp_path / "outputs.bin"
+    reader = OutputsReader(path)
+    assert not reader.read() and reader.answers == {}  # the host has not begun
+    writer = OutputsWriter(path)
+    assert not reader.read()  # the header only
+    writer.answer(0, [1, 2, 3])
+    writer.answer(4, [(1 << 64) - 2])  # a read-back word of -2
+    assert not reader.read()  # not flushed yet
+    writer.flush()
+    assert reader.read() and reader.answers == {0: (1, 2, 3), 4: ((1 << 64) - 2,)}
+    assert reader.last == 4 and not reader.finished
+    with pytest.raises(FpdeepError, match="end early"):
+        reader.outputs()
+    writer.answer(7, [])
+    writer.close(None, 1234, 5678)
+    assert reader.read() and reader.finished and reader.answers[7] == ()
+    got = reader.outputs()
+    assert (got.failed, got.cycles, got.wall_ns) == (None, 1234, 5678)
+    assert read_outputs(path) == got
+
+
+def test_a_record_split_between_reads_is_taken_whole(tmp_path):
+    # the words as the file format defines them, written a few bytes at a time
+    words = [MAGIC, VERSION, 3, 2, 10, 11, 9, 1, 12, END, 3, 99, 100]
+    data = np.asarray(words, dtype="<u8").tobytes()
+    path = tmp_path / "outputs.bin"
+    reader = OutputsReader(path)
+    for cut in [*range(0, len(data), 5), len(data)]:
+        path.write_bytes(data[:cut])
+        reader.read()
+        whole = cut // 8  # words in the file; record 3 ends at word 6, record 9 at word 9
+        want = {3: (10, 11), 9: (12,)} if whole >= 9 else {3: (10, 11)} if whole >= 6 else {}
+        assert reader.answers == want, cut
+        assert reader.finished == (whole == len(words))
+    assert reader.outputs().failed == 3
+
+
+def test_another_file_is_named(tmp_path):
+    path = tmp_path / "x.bin"
+    path.write_bytes(np.asarray([1, 2, 3], dtype="<u8").tobytes())
+    with pytest.raises(FpdeepError, match="is not an fpdeep host outputs file of version"):
+        OutputsReader(path).read()
