@@ -21,7 +21,7 @@ from fpdeep.design.lower import Design
 from fpdeep.errors import FpdeepError
 from fpdeep.resources import data_dir
 
-from .simulator import find_simulator
+from .simulator import VERILATOR_ARGS, VERILATOR_MAKE_ARGS, find_simulator
 
 HOST_SOURCE = "native_host.cpp"
 PORTS_HEADER = "fpdeep_host_ports.h"
@@ -77,8 +77,10 @@ def build_native(root: Path, design: Design, sources: Sequence[Path], *,
     sim = find_simulator("verilator")
     host = data_dir("sim") / HOST_SOURCE
     bindings = ports_header(design)
+    options = [*VERILATOR_ARGS, *(a for flag in VERILATOR_MAKE_ARGS for a in ("-MAKEFLAGS", flag)),
+               *(["--threads", str(threads), "-LDFLAGS", "-pthread"] if threads > 1 else [])]
     digest = hashlib.sha256()
-    for part in (sim.describe(), cxx, str(threads), bindings):
+    for part in (sim.describe(), cxx, " ".join(options), bindings):
         digest.update(part.encode() + b"\0")
     for path in (host, *sources):
         digest.update(Path(path).read_bytes() + b"\0")
@@ -94,10 +96,8 @@ def build_native(root: Path, design: Design, sources: Sequence[Path], *,
     env["MAKEFLAGS"] = f"{env.get('MAKEFLAGS', '')} CXX={cxx} LINK={cxx}".strip()
     cmd = [str(sim.executable), "--cc", "--exe", "--build", "-j", str(os.cpu_count() or 1),
            "-Mdir", str(folder / "obj"), "--top-module", "cluster_top", "--prefix",
-           "Vcluster_top", "-o", EXECUTABLE, "--timescale", "1ns/1ps", "-O3",
-           "-CFLAGS", f"-O2 -I{folder}", "-MAKEFLAGS", "OPT_FAST=-O2",
-           *(["--threads", str(threads), "-LDFLAGS", "-pthread"] if threads > 1 else []),
-           str(host), *(str(s) for s in sources)]
+           "Vcluster_top", "-o", EXECUTABLE, "--timescale", "1ns/1ps", "-CFLAGS", f"-I{folder}",
+           *options, str(host), *(str(s) for s in sources)]
     log = folder / "build.log"
     with log.open("w") as out:
         proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, check=False)
