@@ -300,10 +300,15 @@ VERILATOR_ARGS = ("--unroll-count", "16")
 VERILATOR_MAKE_ARGS = ("OPT_FAST=-O1", "OPT_SLOW=-O0")
 
 
+#: Builds under one build root share Verilator's run-time library, compiled once, here.
+RUNTIME_CACHE = "verilated-runtime"
+
+
 def _tune_verilator_build(runner, *, top_ports_only: bool) -> None:
-    """fpdeep's Verilator options on the cocotb runner's build. ``top_ports_only``: a model
-    whose only public signals are the top's ports (the cocotb runner makes every signal
-    public), so a host testbench cannot reach inside the boards."""
+    """fpdeep's Verilator options on the cocotb runner's build, and make through
+    `fpdeep.cosim.verilated_runtime` (the run-time library compiled once per build root).
+    ``top_ports_only``: a model whose only public signals are the top's ports (the cocotb
+    runner makes every signal public), so a host testbench cannot reach inside the boards."""
     build_command = runner._build_command
 
     def command():
@@ -311,8 +316,10 @@ def _tune_verilator_build(runner, *, top_ports_only: bool) -> None:
         if top_ports_only:
             verilate = [a for arg in verilate
                         for a in (["--public-depth", "1"] if arg == "--public-flat-rw" else [arg])]
-        return [[*verilate[:1], *VERILATOR_ARGS, *verilate[1:]], [*make, *VERILATOR_MAKE_ARGS],
-                *rest]
+        build = Path(runner.build_dir)
+        make = [sys.executable, str(Path(__file__).with_name("verilated_runtime.py")),
+                str(build.parent / RUNTIME_CACHE), str(build), *make, *VERILATOR_MAKE_ARGS]
+        return [[*verilate[:1], *VERILATOR_ARGS, *verilate[1:]], make, *rest]
 
     runner._build_command = command
 
