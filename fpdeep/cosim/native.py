@@ -4,6 +4,8 @@ per content and run on a host script (`fpdeep.cosim.script`) with no Python in t
 The build is cached under ``DIR/sim/native/<hash>``, the hash taken over everything that goes
 into it (the RTL, the host program, the generated port bindings, Verilator's version and the
 options), so a second run of the same design starts at once and a changed design rebuilds.
+With $FPDEEP_SIM_CACHE set, the build is kept there under the same hash, for every build folder
+of the same design, and ``DIR/sim/native/<hash>`` links to it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,14 @@ from fpdeep.design.lower import Design
 from fpdeep.errors import FpdeepError
 from fpdeep.resources import data_dir
 
-from .simulator import VERILATOR_ARGS, VERILATOR_MAKE_ARGS, find_simulator
+from .simulator import (
+    VERILATOR_ARGS,
+    VERILATOR_MAKE_ARGS,
+    Simulator,
+    build_lock,
+    find_simulator,
+    model_cache,
+)
 
 HOST_SOURCE = "native_host.cpp"
 PORTS_HEADER = "fpdeep_host_ports.h"
@@ -84,10 +93,21 @@ def build_native(root: Path, design: Design, sources: Sequence[Path], *,
         digest.update(part.encode() + b"\0")
     for path in (host, *sources):
         digest.update(Path(path).read_bytes() + b"\0")
-    folder = root / "sim" / "native" / digest.hexdigest()[:16]
-    exe = folder / "obj" / EXECUTABLE
-    if exe.is_file():
-        return exe
+    key = digest.hexdigest()[:16]
+    cache = model_cache()
+    folder = (root / "sim" if cache is None else cache) / "native" / key
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with build_lock(folder):  # another process building the same: wait for it and reuse it
+        exe = folder / "obj" / EXECUTABLE
+        if not exe.is_file():
+            _build(sim, cxx, folder, bindings, options, [host, *sources])
+    if cache is not None:
+        _link(root / "sim" / "native" / key, folder)
+    return exe
+
+
+def _build(sim: Simulator, cxx: str, folder: Path, bindings: str, options: Sequence[str],
+           sources: Sequence[Path]) -> None:
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     (folder / PORTS_HEADER).write_text(bindings)
@@ -97,15 +117,26 @@ def build_native(root: Path, design: Design, sources: Sequence[Path], *,
     cmd = [str(sim.executable), "--cc", "--exe", "--build", "-j", str(os.cpu_count() or 1),
            "-Mdir", str(folder / "obj"), "--top-module", "cluster_top", "--prefix",
            "Vcluster_top", "-o", EXECUTABLE, "--timescale", "1ns/1ps", "-CFLAGS", f"-I{folder}",
-           *options, str(host), *(str(s) for s in sources)]
+           *options, *(str(s) for s in sources)]
     log = folder / "build.log"
     with log.open("w") as out:
         proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, check=False)
-    if proc.returncode != 0 or not exe.is_file():
+    if proc.returncode != 0 or not (folder / "obj" / EXECUTABLE).is_file():
         tail = log.read_text(errors="replace")[-2000:]
         raise FpdeepError(f"building the native host with {sim.describe()} failed; build log "
                           f"{log}:\n{tail}")
-    return exe
+
+
+def _link(link: Path, target: Path) -> None:
+    """``link`` names the build ``target`` in the model cache (a folder of an earlier build
+    without the cache stays)."""
+    if link.is_symlink() and link.resolve() == target:
+        return
+    if link.is_symlink():
+        link.unlink()
+    if not link.exists():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(target, target_is_directory=True)
 
 
 def run_native(exe: Path, script: Path, outputs: Path, progress: Path, log: Path) -> None:
