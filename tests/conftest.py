@@ -94,6 +94,16 @@ def tiny_cnn(classes: int = 4) -> onnx.ModelProto:
     return make_model(nodes, initializers=inits)
 
 
+def pytest_collection_modifyitems(config, items):
+    """Slow tests first, then the other simulations, then the rest (each in collection order):
+    pytest-xdist's workers take tests in this order, so that no long test starts last while
+    the other worker has nothing left to do."""
+    def rank(item):
+        return 0 if item.get_closest_marker("slow") else 1 if item.get_closest_marker("sim") else 2
+
+    items.sort(key=rank)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def shared_models(tmp_path_factory):
     """Tests that simulate the same design, in any worker, share its compiled cluster model
