@@ -14,6 +14,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from fpdeep.errors import FpdeepError
 from fpdeep.resources import data_dir
 
 from .simulator import (
+    RUNTIME_CACHE,
     VERILATOR_ARGS,
     VERILATOR_MAKE_ARGS,
     Simulator,
@@ -86,10 +88,10 @@ def build_native(root: Path, design: Design, sources: Sequence[Path], *,
     sim = find_simulator("verilator")
     host = data_dir("sim") / HOST_SOURCE
     bindings = ports_header(design)
-    options = [*VERILATOR_ARGS, *(a for flag in VERILATOR_MAKE_ARGS for a in ("-MAKEFLAGS", flag)),
+    options = [*VERILATOR_ARGS,
                *(["--threads", str(threads), "-LDFLAGS", "-pthread"] if threads > 1 else [])]
     digest = hashlib.sha256()
-    for part in (sim.describe(), cxx, " ".join(options), bindings):
+    for part in (sim.describe(), cxx, " ".join([*options, *VERILATOR_MAKE_ARGS]), bindings):
         digest.update(part.encode() + b"\0")
     for path in (host, *sources):
         digest.update(Path(path).read_bytes() + b"\0")
@@ -109,19 +111,29 @@ def build_native(root: Path, design: Design, sources: Sequence[Path], *,
 def _build(sim: Simulator, cxx: str, folder: Path, bindings: str, options: Sequence[str],
            sources: Sequence[Path]) -> None:
     shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    (folder / PORTS_HEADER).write_text(bindings)
+    obj = folder / "obj"
+    obj.mkdir(parents=True)
+    # beside the model, where make's -I. finds it (an -I of this folder would make the
+    # run-time library's compile commands differ from design to design)
+    (obj / PORTS_HEADER).write_text(bindings)
     env = sim.environ(os.environ)
     # the wheel's verilated.mk names the compiler of the machine the wheel was built on
     env["MAKEFLAGS"] = f"{env.get('MAKEFLAGS', '')} CXX={cxx} LINK={cxx}".strip()
-    cmd = [str(sim.executable), "--cc", "--exe", "--build", "-j", str(os.cpu_count() or 1),
-           "-Mdir", str(folder / "obj"), "--top-module", "cluster_top", "--prefix",
-           "Vcluster_top", "-o", EXECUTABLE, "--timescale", "1ns/1ps", "-CFLAGS", f"-I{folder}",
-           *options, *(str(s) for s in sources)]
+    verilate = [str(sim.executable), "--cc", "--exe", "-Mdir", str(obj), "--top-module",
+                "cluster_top", "--prefix", "Vcluster_top", "-o", EXECUTABLE, "--timescale",
+                "1ns/1ps", *options, *(str(s) for s in sources)]
+    # make through verilated_runtime: Verilator's run-time library compiled once per cache
+    make = [sys.executable, str(Path(__file__).with_name("verilated_runtime.py")),
+            str(folder.parent / RUNTIME_CACHE), str(obj), "make", "-C", str(obj), "-f",
+            "Vcluster_top.mk", "-j", str(os.cpu_count() or 1), *VERILATOR_MAKE_ARGS]
     log = folder / "build.log"
     with log.open("w") as out:
-        proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, check=False)
-    if proc.returncode != 0 or not (folder / "obj" / EXECUTABLE).is_file():
+        proc = subprocess.run(verilate, stdout=out, stderr=subprocess.STDOUT, env=env,
+                              check=False)
+        if proc.returncode == 0:
+            proc = subprocess.run(make, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                  check=False)
+    if proc.returncode != 0 or not (obj / EXECUTABLE).is_file():
         tail = log.read_text(errors="replace")[-2000:]
         raise FpdeepError(f"building the native host with {sim.describe()} failed; build log "
                           f"{log}:\n{tail}")
