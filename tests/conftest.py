@@ -3,6 +3,7 @@ running a hardware block's cocotb testbench from beside its runner (tests/hw/)."
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from fpdeep.cosim.simulator import (
     DEFAULT_SIMULATOR,
+    MODEL_CACHE_ENV,
     SimResult,
     default_build_root,
     hw_sources,
@@ -90,6 +92,26 @@ def tiny_cnn(classes: int = 4) -> onnx.ModelProto:
         tensor("w3", rand(classes, 6 * 2 * 2, seed=2)), tensor("b3", rand(classes, seed=3)),
     ]
     return make_model(nodes, initializers=inits)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Slow tests first, then the other simulations, then the rest (each in collection order):
+    pytest-xdist's workers take tests in this order, so that no long test starts last while
+    the other worker has nothing left to do."""
+    def rank(item):
+        return 0 if item.get_closest_marker("slow") else 1 if item.get_closest_marker("sim") else 2
+
+    items.sort(key=rank)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_models(tmp_path_factory):
+    """Tests that simulate the same design, in any worker, share its compiled cluster model
+    (fpdeep's content-keyed model cache, in this session's temporary folder, which pytest-xdist's
+    workers share), unless $FPDEEP_SIM_CACHE names one already."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    os.environ.setdefault(MODEL_CACHE_ENV, str(shared / "models"))
 
 
 #: The block tests; their testbenches import its stream models (tests/hw/stream_models.py).

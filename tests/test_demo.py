@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fpdeep.cosim.simulator import simulator_available
+from fpdeep.cosim.simulator import MODEL_CACHE_ENV, simulator_available
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -51,7 +51,8 @@ def test_make_demo_runs_the_readme_command():
 @pytest.mark.skipif(not simulator_available("verilator"), reason="Verilator not found")
 def test_demo_as_the_readme_prints_it(tmp_path):
     command = readme_command("demo")
-    env = {k: v for k, v in os.environ.items() if k != "FPDEEP_SIM_BUILD"}
+    # as a user runs it: no build folders or model caches of the test session's
+    env = {k: v for k, v in os.environ.items() if k not in ("FPDEEP_SIM_BUILD", MODEL_CACHE_ENV)}
     proc = subprocess.run(_argv(command), cwd=tmp_path, capture_output=True, text=True,
                           env=env, timeout=900, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import fpdeep
@@ -106,3 +108,13 @@ def test_no_module_imports_a_later_stage():
 def test_the_ir_imports_nothing_of_fpdeep():
     ir = [m for p in (PACKAGE / "ir").rglob("*.py") for _, m in _imports(p)]
     assert ir == []
+
+
+def test_the_api_is_loaded_on_first_use():
+    """`import fpdeep.hwlib` (every simulated testbench's import) loads neither onnx nor the
+    planner; fpdeep's API names and subpackages are there when used."""
+    code = ("import sys, fpdeep.hwlib, fpdeep.golden\n"
+            "assert not {'onnx', 'fpdeep.frontend', 'fpdeep.planning'} & set(sys.modules)\n"
+            "from fpdeep import load_onnx, plan\n"
+            "assert fpdeep.ir.Network and all(hasattr(fpdeep, n) for n in fpdeep.__all__)\n")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -67,6 +67,7 @@ def test_yosys_elaborates_every_hw_module(module):
 
 
 @pytest.mark.sim
+@pytest.mark.slow
 @needs_yosys
 def test_yosys_elaborates_every_board_from_its_file_list(design):
     for top, file_list in _boards(design):
@@ -93,6 +94,7 @@ def test_file_lists_are_relative_and_in_compile_order(design):
 
 
 @pytest.mark.sim
+@pytest.mark.slow
 @needs_yosys
 def test_a_board_without_one_of_its_sources_is_rejected(design):
     top, file_list = _boards(design)[0]

@@ -5,7 +5,10 @@ back what it recorded: the cocotb testbench (sim/tb_cluster.py, its build cached
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import shutil
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -52,6 +55,38 @@ def cluster_sources(root: Path) -> list[Path]:
             if line.strip() and not line.startswith("#")]
 
 
+def cocotb_model(root: Path, sources: list[Path],
+                 simulator: str) -> tuple[Path, list[Path], Path | None]:
+    """Where the cocotb host's model of the cluster top is built, from which sources, and
+    where Verilator's run-time library is kept (None: in the build's folder):
+    ``DIR/sim/build``; or, with a model cache ($FPDEEP_SIM_CACHE), its folder there named by
+    the sources' content, built from a copy of them, so that every build folder of the same
+    design finds it built (paths included: Verilator rebuilds for sources in new places)."""
+    from fpdeep.cosim import simulator as sim
+
+    cache = sim.model_cache()
+    if cache is None:
+        return root / "sim" / "build", sources, None
+    names = []
+    for k, source in enumerate(sources):
+        name = Path(os.path.relpath(source, root))
+        names.append(name if name.parts[0] != ".." else Path("outside", f"{k}_{source.name}"))
+    digest = hashlib.sha256(sim.find_simulator(simulator).describe().encode() + b"\0")
+    for name, source in zip(names, sources, strict=True):
+        digest.update(name.as_posix().encode() + b"\0" + source.read_bytes() + b"\0")
+    folder = cache / "cocotb" / digest.hexdigest()[:16]
+    copies = [folder / "src" / name for name in names]
+    folder.mkdir(parents=True, exist_ok=True)
+    with sim.build_lock(folder):
+        done = folder / "src" / ".complete"
+        if not done.is_file():
+            for source, copy in zip(sources, copies, strict=True):
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, copy)
+            done.touch()
+    return folder, copies, cache / "cocotb" / sim.RUNTIME_CACHE
+
+
 def run_session(build: Build, session: Session, work: Path, *, host: str, simulator: str,
                 threads: int, max_cycles: int, progress: Progress,
                 bar: tuple[str, int], unit: str = "step", pause: bool = False,
@@ -78,8 +113,8 @@ def run_session(build: Build, session: Session, work: Path, *, host: str, simula
                       f"(cached in {root / 'sim' / 'native'})")
         exe = native.build_native(root, build.design, sources, threads=threads)
     else:
-        progress.step(f"building cluster_top with {simulator}",
-                      f"(cached in {root / 'sim' / 'build'})")
+        build_root, model_sources, runtime = cocotb_model(root, sources, simulator)
+        progress.step(f"building cluster_top with {simulator}", f"(cached in {build_root})")
     error = None
     with progress.bar(*bar) as shown:
         stop = threading.Event()
@@ -93,10 +128,10 @@ def run_session(build: Build, session: Session, work: Path, *, host: str, simula
             else:
                 args = {"script": str(work / SCRIPT_FILE), "outputs": str(work / OUTPUTS_FILE),
                         "progress": str(work / PROGRESS_FILE), "pause": pause}
-                sim.run_cocotb(toplevel="cluster_top", sources=sources,
-                               test_module="tb_cluster", build_root=root / "sim" / "build",
+                sim.run_cocotb(toplevel="cluster_top", sources=model_sources,
+                               test_module="tb_cluster", build_root=build_root,
                                test_dir=work, tb_args=args, simulator=simulator,
-                               top_ports_only=True)
+                               top_ports_only=True, runtime_cache=runtime)
         except FpdeepError as exc:
             error = exc
         finally:

@@ -4,6 +4,8 @@ per content and run on a host script (`fpdeep.cosim.script`) with no Python in t
 The build is cached under ``DIR/sim/native/<hash>``, the hash taken over everything that goes
 into it (the RTL, the host program, the generated port bindings, Verilator's version and the
 options), so a second run of the same design starts at once and a changed design rebuilds.
+With $FPDEEP_SIM_CACHE set, the build is kept there under the same hash, for every build folder
+of the same design, and ``DIR/sim/native/<hash>`` links to it.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,7 +24,15 @@ from fpdeep.design.lower import Design
 from fpdeep.errors import FpdeepError
 from fpdeep.resources import data_dir
 
-from .simulator import find_simulator
+from .simulator import (
+    RUNTIME_CACHE,
+    VERILATOR_ARGS,
+    VERILATOR_MAKE_ARGS,
+    Simulator,
+    build_lock,
+    find_simulator,
+    model_cache,
+)
 
 HOST_SOURCE = "native_host.cpp"
 PORTS_HEADER = "fpdeep_host_ports.h"
@@ -77,35 +88,67 @@ def build_native(root: Path, design: Design, sources: Sequence[Path], *,
     sim = find_simulator("verilator")
     host = data_dir("sim") / HOST_SOURCE
     bindings = ports_header(design)
+    options = [*VERILATOR_ARGS,
+               *(["--threads", str(threads), "-LDFLAGS", "-pthread"] if threads > 1 else [])]
     digest = hashlib.sha256()
-    for part in (sim.describe(), cxx, str(threads), bindings):
+    for part in (sim.describe(), cxx, " ".join([*options, *VERILATOR_MAKE_ARGS]), bindings):
         digest.update(part.encode() + b"\0")
     for path in (host, *sources):
         digest.update(Path(path).read_bytes() + b"\0")
-    folder = root / "sim" / "native" / digest.hexdigest()[:16]
-    exe = folder / "obj" / EXECUTABLE
-    if exe.is_file():
-        return exe
+    key = digest.hexdigest()[:16]
+    cache = model_cache()
+    folder = (root / "sim" if cache is None else cache) / "native" / key
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with build_lock(folder):  # another process building the same: wait for it and reuse it
+        exe = folder / "obj" / EXECUTABLE
+        if not exe.is_file():
+            _build(sim, cxx, folder, bindings, options, [host, *sources])
+    if cache is not None:
+        _link(root / "sim" / "native" / key, folder)
+    return exe
+
+
+def _build(sim: Simulator, cxx: str, folder: Path, bindings: str, options: Sequence[str],
+           sources: Sequence[Path]) -> None:
     shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    (folder / PORTS_HEADER).write_text(bindings)
+    obj = folder / "obj"
+    obj.mkdir(parents=True)
+    # beside the model, where make's -I. finds it (an -I of this folder would make the
+    # run-time library's compile commands differ from design to design)
+    (obj / PORTS_HEADER).write_text(bindings)
     env = sim.environ(os.environ)
     # the wheel's verilated.mk names the compiler of the machine the wheel was built on
     env["MAKEFLAGS"] = f"{env.get('MAKEFLAGS', '')} CXX={cxx} LINK={cxx}".strip()
-    cmd = [str(sim.executable), "--cc", "--exe", "--build", "-j", str(os.cpu_count() or 1),
-           "-Mdir", str(folder / "obj"), "--top-module", "cluster_top", "--prefix",
-           "Vcluster_top", "-o", EXECUTABLE, "--timescale", "1ns/1ps", "-O3",
-           "-CFLAGS", f"-O2 -I{folder}", "-MAKEFLAGS", "OPT_FAST=-O2",
-           *(["--threads", str(threads), "-LDFLAGS", "-pthread"] if threads > 1 else []),
-           str(host), *(str(s) for s in sources)]
+    verilate = [str(sim.executable), "--cc", "--exe", "-Mdir", str(obj), "--top-module",
+                "cluster_top", "--prefix", "Vcluster_top", "-o", EXECUTABLE, "--timescale",
+                "1ns/1ps", *options, *(str(s) for s in sources)]
+    # make through verilated_runtime: Verilator's run-time library compiled once per cache
+    make = [sys.executable, str(Path(__file__).with_name("verilated_runtime.py")),
+            str(folder.parent / RUNTIME_CACHE), str(obj), "make", "-C", str(obj), "-f",
+            "Vcluster_top.mk", "-j", str(os.cpu_count() or 1), *VERILATOR_MAKE_ARGS]
     log = folder / "build.log"
     with log.open("w") as out:
-        proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, check=False)
-    if proc.returncode != 0 or not exe.is_file():
+        proc = subprocess.run(verilate, stdout=out, stderr=subprocess.STDOUT, env=env,
+                              check=False)
+        if proc.returncode == 0:
+            proc = subprocess.run(make, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                  check=False)
+    if proc.returncode != 0 or not (obj / EXECUTABLE).is_file():
         tail = log.read_text(errors="replace")[-2000:]
         raise FpdeepError(f"building the native host with {sim.describe()} failed; build log "
                           f"{log}:\n{tail}")
-    return exe
+
+
+def _link(link: Path, target: Path) -> None:
+    """``link`` names the build ``target`` in the model cache (a folder of an earlier build
+    without the cache stays)."""
+    if link.is_symlink() and link.resolve() == target:
+        return
+    if link.is_symlink():
+        link.unlink()
+    if not link.exists():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(target, target_is_directory=True)
 
 
 def run_native(exe: Path, script: Path, outputs: Path, progress: Path, log: Path) -> None:

@@ -274,6 +274,18 @@ def default_build_root() -> Path:
     return Path(os.environ.get("FPDEEP_SIM_BUILD", "sim_build")).resolve()
 
 
+#: Names a folder where the cluster tops' compiled models are kept by content hash, shared by
+#: every build folder (and process) that simulates the same design; unset, each build folder
+#: builds its own in DIR/sim.
+MODEL_CACHE_ENV = "FPDEEP_SIM_CACHE"
+
+
+def model_cache() -> Path | None:
+    """The folder $FPDEEP_SIM_CACHE names, or None."""
+    value = os.environ.get(MODEL_CACHE_ENV)
+    return Path(value).resolve() if value else None
+
+
 def build_key(toplevel: str, parameters: Mapping[str, object], simulator: str) -> str:
     """Stable folder name for one (toplevel, parameters, simulator) build, so builds are reused."""
     blob = json.dumps({"p": {k: str(v) for k, v in parameters.items()}, "s": simulator},
@@ -290,16 +302,36 @@ class SimResult:
     results_xml: Path
 
 
-def _public_top_ports_only(runner) -> None:
-    """Build a Verilator model whose only public signals are the top's ports (the cocotb runner
-    makes every signal public): a host testbench then cannot reach inside the boards."""
+#: Verilator options for every model fpdeep compiles (cocotb and native hosts). Loops of more
+#: than 16 iterations stay loops in the C++: unrolled, the store's loops over its clients and
+#: banks made the digits board 25 MB of C++ instead of 5 MB, 2x the compile time, no faster.
+VERILATOR_ARGS = ("--unroll-count", "16")
+#: How make compiles a Verilated model: -O1 for the code that runs every cycle (-O2 took twice
+#: as long to compile a board and the model ran 3x slower), no optimisation for the code that
+#: runs once (construction, initial values).
+VERILATOR_MAKE_ARGS = ("OPT_FAST=-O1", "OPT_SLOW=-O0")
+
+
+#: Builds under one build root share Verilator's run-time library, compiled once, here.
+RUNTIME_CACHE = "verilated-runtime"
+
+
+def _tune_verilator_build(runner, *, top_ports_only: bool, runtime: Path) -> None:
+    """fpdeep's Verilator options on the cocotb runner's build, and make through
+    `fpdeep.cosim.verilated_runtime` (the run-time library compiled once, kept in ``runtime``).
+    ``top_ports_only``: a model whose only public signals are the top's ports (the cocotb
+    runner makes every signal public), so a host testbench cannot reach inside the boards."""
     build_command = runner._build_command
 
     def command():
-        cmds = build_command()
-        first = ["--public-depth", "1"]
-        cmds[0] = [a for arg in cmds[0] for a in (first if arg == "--public-flat-rw" else [arg])]
-        return cmds
+        verilate, make, *rest = build_command()
+        if top_ports_only:
+            verilate = [a for arg in verilate
+                        for a in (["--public-depth", "1"] if arg == "--public-flat-rw" else [arg])]
+        build = Path(runner.build_dir)
+        make = [sys.executable, str(Path(__file__).with_name("verilated_runtime.py")),
+                str(runtime), str(build), *make, *VERILATOR_MAKE_ARGS]
+        return [[*verilate[:1], *VERILATOR_ARGS, *verilate[1:]], make, *rest]
 
     runner._build_command = command
 
@@ -319,12 +351,15 @@ def run_cocotb(
     waves: bool = False,
     test_paths: Sequence[Path] = (),
     top_ports_only: bool = False,
+    runtime_cache: Path | None = None,
 ) -> SimResult:
     """Build `toplevel` (once per parameter set under `build_root`) and run cocotb `test_module`.
 
     `tb_args` reaches the testbench as JSON in the FPDEEP_TB_ARGS environment variable, so one
     build serves many shapes. `test_module` is found in `test_paths` (a unit test's own folder),
-    then in fpdeep's sim/. Raises FpdeepError when the build fails or any test fails.
+    then in fpdeep's sim/. Verilator's run-time library is compiled once into `runtime_cache`
+    (default `build_root`/verilated-runtime) for the builds that use it. Raises FpdeepError
+    when the build fails or any test fails.
     """
     from cocotb_tools.runner import get_results, get_runner
 
@@ -339,9 +374,10 @@ def run_cocotb(
     extra = {TB_ARGS_ENV: json.dumps(dict(tb_args or {}))}
     with _sim_environment(sim, [*test_paths, data_dir("sim"), PACKAGE_DIR.parent]):
         runner = get_runner(sim.runner)
-        if top_ports_only and sim.name == "verilator":
-            _public_top_ports_only(runner)
-        with _build_lock(build_dir):
+        if sim.name == "verilator":
+            _tune_verilator_build(runner, top_ports_only=top_ports_only,
+                                  runtime=runtime_cache or Path(build_root) / RUNTIME_CACHE)
+        with build_lock(build_dir):
             try:
                 runner.build(
                     sources=[str(s) for s in sources],
@@ -390,7 +426,7 @@ def run_cocotb(
 
 
 @contextlib.contextmanager
-def _build_lock(build_dir: Path) -> Iterator[None]:
+def build_lock(build_dir: Path) -> Iterator[None]:
     """Hold an exclusive lock on ``build_dir`` while building, so parallel test workers (or two
     `fpdeep sim` runs) that need the same build take turns and the second one reuses it."""
     try:
