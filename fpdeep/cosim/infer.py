@@ -27,7 +27,7 @@ from fpdeep.ops import trainable_refs
 from fpdeep.progress import Progress
 
 from .hosts import run_session
-from .run import initial_weights, load_build, make_batch
+from .run import Build, initial_weights, load_build, make_batch
 from .session import build_inference_session
 
 if TYPE_CHECKING:
@@ -62,22 +62,55 @@ def load_weights(path: str | Path, network: Network) -> dict[str, np.ndarray]:
     return out
 
 
+def load_data(data: str | Path, network: Network) -> tuple[np.ndarray, np.ndarray]:
+    """The images and labels of ``--data``: a data set's test part or an npz file."""
+    name = str(data)
+    if not is_dataset(name) and not Path(name).is_file():
+        raise FpdeepError(f"--data {name!r} is neither a file nor a known data set; data "
+                          f"sets: {', '.join(DATASETS)}")
+    return (load_dataset(name, network, part="test") if is_dataset(name)
+            else make_batch(network, batch=1, seed=0, data=data))
+
+
+def logits_of(build: Build, record: dict[str, np.ndarray], x: np.ndarray,
+              weights: dict[str, np.ndarray], *, passes: int
+              ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """(the boards' logits of the images ``x`` from the passes' records, the golden forward
+    pass's, the mismatch between them as one line or none)."""
+    network, design = build.network, build.design
+    ctx = StepContext.make(network, design.numerics, design.loss)
+    frac = ctx.act(logits_tensor(network, "softmax_ce")).frac
+    words = np.concatenate([record[f"infer/{k}"] for k in range(passes)])[:len(x)]
+    want = infer(network, weights, x, numerics=design.numerics)
+    logits = (words.astype(np.float64) * 2.0 ** -frac).reshape(want.shape)
+    differ = np.argwhere(logits != want)
+    if len(differ) == 0:
+        return logits, want, []
+    return logits, want, [
+        f"{len(differ)} of {want.size} logits differ; first at image {int(differ[0][0])}, "
+        f"class {int(differ[0][1])}: got {logits[tuple(differ[0])]}, expected "
+        f"{want[tuple(differ[0])]}"]
+
+
+def write_predictions(path: Path, pred: np.ndarray, logits: np.ndarray, y: np.ndarray) -> None:
+    """The predictions file: ``pred``, ``logits`` (float32) and the labels ``y``."""
+    buffer = io.BytesIO()
+    np.savez(buffer, pred=pred, logits=logits.astype(np.float32), y=y)
+    write_file(path, buffer.getvalue())
+
+
 def infer_on_boards(folder: str | Path, config: InferConfig, *,
                     progress: Progress) -> dict[str, Any]:
     """Run the forward-only program over ``config.data``; write and return the result."""
     root = Path(folder).resolve()
     build = load_build(root)
-    design, network = build.design, build.network
+    network = build.network
     out_file = Path(config.predictions) if config.predictions is not None else \
         root / "infer" / PREDICTIONS_FILE
     if config.predictions is not None:
         check_writable_file(out_file, "--predictions")
     data = str(config.data)
-    if not is_dataset(data) and not Path(data).is_file():
-        raise FpdeepError(f"--data {data!r} is neither a file nor a known data set; data "
-                          f"sets: {', '.join(DATASETS)}")
-    x, y = (load_dataset(data, network, part="test") if is_dataset(data)
-            else make_batch(network, batch=1, seed=0, data=config.data))
+    x, y = load_data(config.data, network)
     weights = (load_weights(config.weights, network) if config.weights is not None
                else initial_weights(network, seed=0))
     batch = build.plan.totals.batch
@@ -94,21 +127,12 @@ def infer_on_boards(folder: str | Path, config: InferConfig, *,
                                   max_cycles=config.max_cycles, progress=progress,
                                   bar=("inferring", passes), unit="pass")
     progress.step("comparing with the golden forward pass")
-    ctx = StepContext.make(network, design.numerics, design.loss)
-    frac = ctx.act(logits_tensor(network, "softmax_ce")).frac
-    words = np.concatenate([record[f"infer/{k}"] for k in range(passes)])[:len(x)]
-    logits = words.astype(np.float64) * 2.0 ** -frac
-    want = infer(network, weights, x, numerics=design.numerics)
-    logits = logits.reshape(want.shape)
-    differ = np.argwhere(logits != want)
+    logits, want, mismatches = logits_of(build, record, x, weights, passes=passes)
     pred = logits.argmax(axis=1)
     cycles = [s["cycles"] for s in figures["steps"]]
     result = {
-        "match": len(differ) == 0,
-        "mismatches": [] if len(differ) == 0 else [
-            f"{len(differ)} of {want.size} logits differ; first at image {int(differ[0][0])}, "
-            f"class {int(differ[0][1])}: got {logits[tuple(differ[0])]}, expected "
-            f"{want[tuple(differ[0])]}"],
+        "match": not mismatches,
+        "mismatches": mismatches,
         "images": len(x),
         "accuracy": float(np.mean(pred == y)),
         "golden_accuracy": float(np.mean(want.argmax(axis=1) == y)),
@@ -124,8 +148,6 @@ def infer_on_boards(folder: str | Path, config: InferConfig, *,
         "simulator": config.simulator,
         "wall_s": round(time.monotonic() - started, 1),
     }
-    buffer = io.BytesIO()
-    np.savez(buffer, pred=pred, logits=logits.astype(np.float32), y=y)
-    write_file(out_file, buffer.getvalue())
+    write_predictions(out_file, pred, logits, y)
     write_file(root / "infer" / RESULT_FILE, json.dumps(result, indent=2) + "\n")
     return result
