@@ -348,6 +348,77 @@ def _train(args: argparse.Namespace) -> int:
     return 0 if result["match"] else 1
 
 
+def _run_arguments(parser: argparse.ArgumentParser) -> None:
+    d = defaults(RunConfig)
+    parser.add_argument("dir", help="a folder written by `fpdeep build`")
+    parser.add_argument("--device", action="append", required=True, metavar="PATH",
+                        help="a board's device, one per board in chain order (repeat it, or "
+                        "PATH,PATH,...): an XDMA card's prefix (/dev/xdma0 for "
+                        "/dev/xdma0_h2c_0, _c2h_0, _user) or on the ZCU102's PS its u-dma-buf "
+                        "buffer (/dev/udmabuf0); `sim`: the build's simulated chain instead")
+    parser.add_argument("--infer", action="store_true",
+                        help="run the forward-only program over --data (as `fpdeep infer`) "
+                        "instead of training steps (as `fpdeep sim`)")
+    parser.add_argument("--data", metavar="NPZ|NAME",
+                        help="training: the batch (x float32 (B,C,H,W), y labels (B,)), "
+                        f"default random; --infer: an npz or a data set ({', '.join(DATASETS)})")
+    parser.add_argument("--batch", type=int, metavar="B",
+                        help=f"images per step of random data (default {DEFAULT_RUN_BATCH})")
+    parser.add_argument("--steps", type=int, help=f"training steps (default {d['steps']})")
+    parser.add_argument("--lr", type=float, help=f"learning rate (default {d['lr']})")
+    parser.add_argument("--seed", type=int, help="seed of random data and weights (0 or more)")
+    parser.add_argument("--dump-weights", metavar="NPZ",
+                        help="write the trained weights after the last step")
+    parser.add_argument("--weights", metavar="NPZ",
+                        help="--infer: float weights by initializer name (default: the model's)")
+    parser.add_argument("--predictions", metavar="NPZ",
+                        help="--infer: where the predictions go (default DIR/run/predictions.npz)")
+    parser.add_argument("--max-cycles", type=int, default=d["max_cycles"],
+                        help="cycle limit per step or pass (at the design's clock)")
+
+
+#: `fpdeep run` options that belong to one kind of run only.
+_TRAIN_ONLY = ("batch", "steps", "lr", "seed", "dump_weights")
+_INFER_ONLY = ("weights", "predictions")
+
+
+def _run(args: argparse.Namespace) -> int:
+    devices = [part for given in args.device for part in given.split(",") if part]
+    if not devices:
+        raise FpdeepError("--device is empty; name one device per board, e.g. /dev/xdma0")
+    where = ("the simulated chain" if devices == ["sim"]
+             else f"{len(devices)} board{'s' if len(devices) > 1 else ''}")
+    given = {k: getattr(args, k) for k in (*_TRAIN_ONLY, *_INFER_ONLY)
+             if getattr(args, k) is not None}
+    wrong = [k for k in given if k in (_TRAIN_ONLY if args.infer else _INFER_ONLY)]
+    if wrong:
+        names = ", ".join("--" + k.replace("_", "-") for k in wrong)
+        raise FpdeepError(f"{names} appl{'ies' if len(wrong) == 1 else 'y'} only "
+                          f"{'without' if args.infer else 'with'} --infer")
+    if args.infer:
+        if args.data is None:
+            raise FpdeepError(f"--infer needs --data: an npz file or a data set "
+                              f"({', '.join(DATASETS)})")
+        config = InferConfig(data=args.data, max_cycles=args.max_cycles, **given)
+        result = flow.run_on_boards(args.dir, devices, config, progress=Progress())
+        verdict = "bit-exact with the golden forward pass" if result["match"] else "MISMATCH"
+        print(f"{result['images']} image(s) in {result['passes']} pass(es) of "
+              f"{result['batch']} on {where}: {verdict}; accuracy "
+              f"{result['accuracy']:.2%} (golden model {result['golden_accuracy']:.2%}); "
+              f"{result['images_per_s']:,.1f} images/s")
+    else:
+        config = RunConfig(data=args.data, max_cycles=args.max_cycles, **given)
+        result = flow.run_on_boards(args.dir, devices, config, progress=Progress())
+        verdict = "bit-exact with the golden model" if result["match"] else "MISMATCH"
+        print(f"{result['steps']} step(s) of batch {result['batch']} on {where}: {verdict}; "
+              f"{result['cycles'][-1]:,} cycles per step, "
+              f"{result['images_per_s']:,.1f} images/s")
+    for line in result["mismatches"][:20]:
+        print(f"  {line}")
+    print(f"wrote {Path(args.dir) / 'run' / 'result.json'}")
+    return 0 if result["match"] else 1
+
+
 def _report_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", help="a folder written by `fpdeep build` (and `fpdeep sim`)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
@@ -446,6 +517,19 @@ COMMANDS: dict[str, Command] = {
         ),
         add_arguments=_train_arguments,
         run=_train,
+    ),
+    "run": Command(
+        help="train or infer on a chain of real boards built from DIR",
+        description=(
+            "Load the boards (one --device each, in chain order) with the build's programs, "
+            "tables and weights after checking each board's ID register against the build, "
+            "then run training steps (or, with --infer, forward-only passes) through the same "
+            "host protocol and CSR map as `fpdeep sim`, and check every tensor read back bit "
+            "for bit against the golden model; writes DIR/run/result.json. Exits 1 on a "
+            "mismatch. `--device sim` runs the same host code on the simulated chain."
+        ),
+        add_arguments=_run_arguments,
+        run=_run,
     ),
     "report": Command(
         help="the plan's figures beside the simulation's measured ones",

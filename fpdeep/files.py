@@ -22,7 +22,7 @@ from fpdeep.errors import FpdeepError
 MARKER = ".fpdeep-output"
 #: What later fpdeep commands write into a build folder: a rebuild discards them, since they
 #: describe the design that is being replaced.
-LATER_OUTPUTS = ("sim", "report.txt", "report.html", "report.json", "train", "synth")
+LATER_OUTPUTS = ("sim", "report.txt", "report.html", "report.json", "train", "synth", "run")
 
 
 def _umask() -> int:

@@ -377,6 +377,17 @@ def train(folder: str | Path, config: TrainConfig, *,
     return train_on_boards(folder, config, progress=progress or Progress.quiet())
 
 
+def run_on_boards(folder: str | Path, devices: Sequence[str], config: RunConfig | InferConfig,
+                  *, progress: Progress | None = None) -> dict[str, Any]:
+    """Training steps (``config`` a RunConfig) or forward-only passes (an InferConfig) on the
+    real boards ``devices`` (one per board in chain order; ``["sim"]``: the simulated chain);
+    the DIR/run/result.json data."""
+    from fpdeep.runtime.run import infer_on_boards, train_on_boards
+
+    run = train_on_boards if isinstance(config, RunConfig) else infer_on_boards
+    return run(folder, devices, config, progress=progress or Progress.quiet())
+
+
 def report(folder: str | Path) -> str:
     """The planner's figures beside the simulation's for the build in ``folder``."""
     from fpdeep.report.outcome import load_outcome, outcome_text

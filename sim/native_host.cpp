@@ -8,6 +8,12 @@
 // does. Nothing is decoded or checked here.
 //
 // usage: native_host SCRIPT OUTPUTS PROGRESS
+//        native_host --serve BOARDS RESET_CYCLES
+//
+// With --serve it is a simulated chain of boards behind fpdeep's host runtime
+// (fpdeep/runtime): it reads one operation at a time on stdin, in the script's encoding
+// (code, board, n, n arguments; SEND, RECEIVE, CSR_WRITE, CSR_READ, IDLE and MARK), and
+// answers each on stdout (n, n words) until stdin ends.
 
 #include <chrono>
 #include <cstdint>
@@ -30,7 +36,7 @@ constexpr uint64_t MAGIC = 0x0054534f48445046ULL;  // "FPDHOST\0", little-endian
 constexpr uint64_t VERSION = 1;
 constexpr uint64_t END = ~0ULL;
 enum Code : uint64_t { EXCHANGE = 1, CSR_WRITE = 2, CSR_READ = 3, POLL = 4, MARK = 5,
-                       FAIL = 6, PROGRESS = 7, IDLE = 8 };
+                       FAIL = 6, PROGRESS = 7, IDLE = 8, SEND = 9, RECEIVE = 10 };
 enum Outcome : uint64_t { WANTED = 0, BAD = 1, TIMEOUT = 2 };
 
 struct Op {
@@ -113,11 +119,25 @@ public:
     }
 
     std::vector<uint64_t> exchange(uint64_t board, const std::vector<uint64_t>& beats) {
+        send(board, beats);
+        return receive(board, ~0ULL);
+    }
+
+    // Every beat of the packet taken by the board (tlast on the last).
+    void send(uint64_t board, const std::vector<uint64_t>& beats) {
         Link& l = links_.at(board);
         l.tx = &beats;
         l.sent = 0;
         drive_tx(l);
-        while (l.tx != nullptr || l.frames.empty()) tick();
+        while (l.tx != nullptr) tick();
+    }
+
+    // The board's next answer up to its tlast; empty when none is complete within `limit`
+    // cycles.
+    std::vector<uint64_t> receive(uint64_t board, uint64_t limit) {
+        Link& l = links_.at(board);
+        for (uint64_t k = 0; l.frames.empty() && k < limit; ++k) tick();
+        if (l.frames.empty()) return {};
         std::vector<uint64_t> answer = std::move(l.frames.front());
         l.frames.pop_front();
         return answer;
@@ -249,11 +269,77 @@ private:
     std::vector<uint64_t> words_;
 };
 
+bool read_exact(std::FILE* in, uint64_t* words, size_t n) {
+    std::vector<unsigned char> bytes(n * 8);
+    if (n && std::fread(bytes.data(), 1, bytes.size(), in) != bytes.size()) return false;
+    for (size_t k = 0; k < n; ++k) {
+        uint64_t w = 0;
+        for (int b = 7; b >= 0; --b) w = w << 8 | bytes[k * 8 + b];
+        words[k] = w;
+    }
+    return true;
+}
+
+void write_answer(std::FILE* out, const std::vector<uint64_t>& words) {
+    std::vector<unsigned char> bytes;
+    auto put = [&](uint64_t w) { for (int b = 0; b < 8; ++b) bytes.push_back(w >> (8 * b) & 0xFF); };
+    put(words.size());
+    for (uint64_t w : words) put(w);
+    std::fwrite(bytes.data(), 1, bytes.size(), out);
+    std::fflush(out);
+}
+
+// The chain behind fpdeep's host runtime: one operation in, its answer out, until stdin ends.
+int serve(uint64_t boards, uint64_t reset_cycles) {
+    auto context = std::make_unique<VerilatedContext>();
+    auto top = std::make_unique<Vcluster_top>(context.get());
+    Host host(top.get(), boards);
+    host.reset(reset_cycles);
+    auto began = std::chrono::steady_clock::now();
+    uint64_t head[3];
+    while (read_exact(stdin, head, 3)) {
+        std::vector<uint64_t> args(head[2]);
+        if (!read_exact(stdin, args.data(), args.size()))
+            throw std::runtime_error("stdin ends inside an operation");
+        uint64_t board = head[1];
+        if (head[0] != MARK && head[0] != IDLE && board >= boards)
+            throw std::runtime_error("no board " + std::to_string(board));
+        std::vector<uint64_t> answer;
+        switch (head[0]) {
+        case SEND: host.send(board, args); break;
+        case RECEIVE: answer = host.receive(board, args.at(0)); break;
+        case CSR_WRITE: host.csr_write(board, args.at(0), args.at(1)); break;
+        case CSR_READ: answer = {host.csr_read(board, args.at(0))}; break;
+        case IDLE: host.wait(args.at(0)); break;
+        case MARK:
+            answer = {host.cycle(), static_cast<uint64_t>(
+                std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::steady_clock::now() - began).count())};
+            break;
+        default:
+            throw std::runtime_error("operation " + std::to_string(head[0]) +
+                                     " is not served");
+        }
+        write_answer(stdout, answer);
+    }
+    top->final();
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc == 4 && std::string(argv[1]) == "--serve") {
+        try {
+            return serve(std::stoull(argv[2]), std::stoull(argv[3]));
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "native_host: %s\n", e.what());
+            return 1;
+        }
+    }
     if (argc != 4) {
-        std::fprintf(stderr, "usage: %s SCRIPT OUTPUTS PROGRESS\n", argv[0]);
+        std::fprintf(stderr, "usage: %s SCRIPT OUTPUTS PROGRESS\n       %s --serve BOARDS "
+                     "RESET_CYCLES\n", argv[0], argv[0]);
         return 2;
     }
     try {

@@ -143,3 +143,19 @@ def run_testbench(request, tmp_path):
         )
 
     return run
+
+
+@pytest.fixture(scope="session")
+def digits_one_board(tmp_path_factory):
+    """A build folder of the bundled digits CNN on one ZCU102 (batch 4), shared by the tests of
+    xdist group "digits1" so that its simulators (the native host's above all) are built once."""
+    import fpdeep
+    from fpdeep.flow import write_build
+    from fpdeep.resources import PACKAGE_DIR
+
+    digits = PACKAGE_DIR / "examples" / "digits_cnn.onnx"
+    network = fpdeep.load_onnx(digits)
+    plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=1), batch=4)
+    out = tmp_path_factory.mktemp("sim") / "digits1"
+    write_build(network, plan, out, model_files={"model.onnx": digits.read_bytes()})
+    return out

@@ -48,11 +48,8 @@ def _slices(plan) -> list[list[tuple[str, int, int]]]:
 
 
 @pytest.fixture(scope="module")
-def one_board(tmp_path_factory):
-    network, plan = _digits_plan(1)
-    out = tmp_path_factory.mktemp("sim") / "digits1"
-    write_build(network, plan, out, model_files={"model.onnx": DIGITS.read_bytes()})
-    return out
+def one_board(digits_one_board):
+    return digits_one_board  # tests/test_runtime.py runs the runtime on the same build
 
 
 def _check(result: dict, out: Path) -> None:

@@ -30,6 +30,7 @@ STAGES = (
     ("schedule",),
     ("codegen",),
     ("cosim",),
+    ("runtime",),  # the host runtime for real boards
     ("report",),
     ("flow",),
     ("cli",),

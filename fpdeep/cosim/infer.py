@@ -64,6 +64,23 @@ def load_weights(path: str | Path, network: Network) -> dict[str, np.ndarray]:
     return out
 
 
+def load_data(data: str | Path, network: Network) -> tuple[np.ndarray, np.ndarray]:
+    """The images and labels of ``--data``: a data set's test part or an npz file."""
+    name = str(data)
+    if not is_dataset(name) and not Path(name).is_file():
+        raise FpdeepError(f"--data {name!r} is neither a file nor a known data set; data "
+                          f"sets: {', '.join(DATASETS)}")
+    return (load_dataset(name, network, part="test") if is_dataset(name)
+            else make_batch(network, batch=1, seed=0, data=data))
+
+
+def write_predictions(path: Path, pred: np.ndarray, logits: np.ndarray, y: np.ndarray) -> None:
+    """The predictions file: ``pred``, ``logits`` (float32) and the labels ``y``."""
+    buffer = io.BytesIO()
+    np.savez(buffer, pred=pred, logits=logits.astype(np.float32), y=y)
+    write_file(path, buffer.getvalue())
+
+
 def infer_on_boards(folder: str | Path, config: InferConfig, *,
                     progress: Progress) -> dict[str, Any]:
     """Run the forward-only program over ``config.data``; write and return the result."""
@@ -75,11 +92,7 @@ def infer_on_boards(folder: str | Path, config: InferConfig, *,
     if config.predictions is not None:
         check_writable_file(out_file, "--predictions")
     data = str(config.data)
-    if not is_dataset(data) and not Path(data).is_file():
-        raise FpdeepError(f"--data {data!r} is neither a file nor a known data set; data "
-                          f"sets: {', '.join(DATASETS)}")
-    x, y = (load_dataset(data, network, part="test") if is_dataset(data)
-            else make_batch(network, batch=1, seed=0, data=config.data))
+    x, y = load_data(config.data, network)
     weights = (load_weights(config.weights, network) if config.weights is not None
                else initial_weights(network, seed=0))
     batch = build.plan.totals.batch
@@ -113,9 +126,7 @@ def infer_on_boards(folder: str | Path, config: InferConfig, *,
         "simulator": config.simulator,
         "wall_s": round(time.monotonic() - started, 1),
     }
-    buffer = io.BytesIO()
-    np.savez(buffer, pred=pred, logits=logits.astype(np.float32), y=y)
-    write_file(out_file, buffer.getvalue())
+    write_predictions(out_file, pred, logits, y)
     write_file(root / "infer" / RESULT_FILE, json.dumps(result, indent=2) + "\n")
     return result
 

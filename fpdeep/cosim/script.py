@@ -57,6 +57,11 @@ OPS = MappingProxyType({
     "PROGRESS": 7,
     # let `cycles` clock cycles pass with the host's buses idle
     "IDLE": 8,
+    # the two halves of EXCHANGE, for a host runtime that reaches the boards through a
+    # transport (fpdeep.runtime; the native host's --serve mode): send the arguments as one
+    # packet; record the board's next answer up to tlast (empty: none within `limit` cycles)
+    "SEND": 9,
+    "RECEIVE": 10,
 })
 CODES = MappingProxyType({v: k for k, v in OPS.items()})
 POLL_OUTCOMES = ("wanted", "bad", "timeout")
