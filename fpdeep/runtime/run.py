@@ -125,25 +125,14 @@ def infer_on_boards(folder: str | Path, devices: Sequence[str], config: InferCon
     """The forward-only program on the boards over ``config.data`` in passes of the planned
     batch, every logit checked against the golden forward pass; writes and returns
     ``DIR/run/result.json``."""
-    from fpdeep.cosim.infer import (
-        load_data,
-        load_weights,
-        score,
-        whole_passes,
-        write_predictions,
-    )
+    from fpdeep.cosim.infer import inference_inputs, score, whole_passes, write_predictions
 
     say = progress or Progress.quiet()
     root = Path(folder).resolve()
     build = load_build(root)
     network = build.network
-    out_file = Path(config.predictions) if config.predictions is not None else \
-        root / "run" / "predictions.npz"
-    if config.predictions is not None:
-        check_writable_file(out_file, "--predictions")
-    x, y = load_data(config.data, network)
-    weights = (load_weights(config.weights, network) if config.weights is not None
-               else initial_weights(network, seed=0))
+    inputs = inference_inputs(build, config, root / "run")
+    x, y, weights, out_file = inputs.x, inputs.y, inputs.weights, inputs.predictions
     batch = build.plan.totals.batch
     images = whole_passes(x, batch)
     passes = len(images) // batch
