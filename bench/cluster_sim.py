@@ -1,7 +1,8 @@
 """Cycles per training step of generated clusters: simulated (the boards' CSR cycle counters),
 the model of the generated design (the task timeline at this batch) and its closed form
 (B - 1) II + first image, the ideal pipeline, the busiest resource's share of the step and the
-simulator's speed.
+simulator's speed, and the bottleneck engine's (most cycles of runs) share of its active
+window.
 
 Run from the repository root: `python bench/cluster_sim.py [--steps 2] [--batch 4]`. Builds
 and simulates the bundled digits CNN on 1, 2 and 3 ZCU102 boards (3 boards with a cut between
@@ -69,14 +70,18 @@ def main() -> None:
             measured = r["cycles"][-1]
             busiest = max((x for x in r["resources"] if x["modelled"] is not None),
                           key=lambda x: x["busy"])
+            # the bottleneck engine: the most cycles of runs; its share of its active window
+            bottleneck = max((x for x in r["resources"] if x["engine"]), key=lambda x: x["busy"])
             rows.append([name, "yes" if r["match"] else "NO", f"{measured:,}",
                          f"{r['modelled_cycles']:,}", f"{r['cycle_error']:+.2%}",
                          f"{r['planner_formula_cycles']:,}", f"{r['ideal_pipeline_cycles']:,}",
                          f"{busiest['resource']} {busiest['busy_share']:.0%}",
+                         f"{bottleneck['resource']} {bottleneck['window_share']:.1%}",
                          f"{r['cycles_per_s']:,}", f"{wall:.0f}"])
             print(rows[-1], flush=True)
     print(format_table(["case", "bit-exact", "cycles/step", "model", "error", "(B-1) II + first",
-                        "ideal pipeline", "busiest", "cycles/s", "wall s"], rows))
+                        "ideal pipeline", "busiest (share of step)",
+                        "bottleneck engine (busy in its window)", "cycles/s", "wall s"], rows))
 
 
 if __name__ == "__main__":
