@@ -296,6 +296,32 @@ def test_residual_skip_across_boards_bit_exact(tmp_path):
     _check(simulate(out, RunConfig(batch=2, steps=2)), out)
 
 
+def test_a_thousand_class_head_trains_bit_exact(tmp_path):
+    """An ImageNet-sized classifier head: the loss unit over 1000 classes (its label sideband
+    and class count widen with them). A board of 64 DSPs keeps the FC engine small, so that
+    the Verilator model stays quick; the loss unit's 52 cycles a class set the step."""
+    from dataclasses import replace
+
+    from golden_nets import OnnxNet
+
+    from fpdeep.planning.boards import get_board
+
+    net = OnnxNet((1, 4, 4), seed=5)
+    net.conv(4, 3, pads=(1, 1, 1, 1))
+    net.relu()
+    net.flatten()
+    net.fc(1000)
+    network, _ = net.load(tmp_path / "head.onnx")
+    board = replace(get_board("zcu102"), dsp=64)
+    plan = fpdeep.plan(network, fpdeep.make_cluster(board=board, boards=1), batch=2)
+    out = tmp_path / "head"
+    write_build(network, plan, out,
+                model_files={"model.onnx": (tmp_path / "head.onnx").read_bytes()})
+    result = simulate(out, RunConfig(batch=2, steps=2))
+    _check(result, out)
+    assert result["cycles"][0] > 2 * 1000 * 52  # the loss unit ran over every class
+
+
 # Icarus runs the generated boards at about 10 cycles/s (the store's arbiters are loops over
 # every client, evaluated event by event): a step of two boards takes hours, so full only.
 @pytest.mark.full

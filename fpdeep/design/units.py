@@ -119,8 +119,14 @@ def fan_in_unit(tensor: str, shape: Sequence[int], *, ident: str, board: int) ->
                       {"elements": math.prod(shape), "tensor": tensor})
 
 
-#: The loss unit numbers the classes with its label sideband, so it takes fewer than this.
-LOSS_CLASS_LIMIT = 1 << LOSS.width("s_z_label")
+#: The loss unit takes fewer classes than this: the host writes each label into the store as
+#: one signed 16-bit data word.
+LOSS_CLASS_LIMIT = 1 << 15
+
+
+def loss_label_bits(classes: int) -> int:
+    """Bits of the loss unit's label sideband and class count (cfg_n holds ``classes``)."""
+    return max(LOSS.params["LW"], classes.bit_length())
 
 
 def loss_unit(network: Network, logits: str, *, classes: int, ident: str, board: int,
@@ -136,7 +142,8 @@ def loss_unit(network: Network, logits: str, *, classes: int, ident: str, board:
     fz, fe = numerics.fmt("act", owner).frac, numerics.fmt("err", owner).frac
     mse_m, mse_r = scale_constant(2 / classes) if loss == "mse" else (0, 0)
     mse_shift = LOSS.encode("cfg_mse_shift", fz + mse_r - fe) if loss == "mse" else 0
-    return UnitDesign("loss", logits, ident, board, {"NMAX": _pow2(classes)},
+    return UnitDesign("loss", logits, ident, board,
+                      {"NMAX": _pow2(classes), "LW": loss_label_bits(classes)},
                       {"cfg_kind": int(loss == "mse"), "cfg_n": classes,
                        "cfg_ushift": LOSS.encode("cfg_ushift", fz + 15 - 16), "cfg_fe": fe,
                        "cfg_fz": fz, "cfg_mse_m": mse_m, "cfg_mse_shift": mse_shift},

@@ -26,22 +26,27 @@ module fpdeep_mac_array #(
     localparam logic [1:0] REDUCE_ROWS = 2'd0;
     localparam logic [1:0] REDUCE_COLS = 2'd1;
 
-    logic signed [DW-1:0]     a_q [TM*TN];
-    logic signed [DW-1:0]     b_q [TM*TN];
-    logic signed [2*DW-1:0]   p_q [TM*TN];
+    // Lanes in packed vectors and per-lane registers in a generate loop: every register has a
+    // constant position, so a simulator updates them in place (Verilator keeps loops of more
+    // than 16 iterations as loops and queues their non-blocking writes to unpacked arrays).
+    logic [TM*TN*DW-1:0]      a_q, b_q;
+    logic [TM*TN*2*DW-1:0]    p_q;
     logic [2:0]               v_q;
     logic [1:0]               r_q [2];
 
     always_ff @(posedge clk) begin
-        for (int i = 0; i < TM*TN; i++) begin
-            a_q[i] <= a[i*DW +: DW];
-            b_q[i] <= b[i*DW +: DW];
-            p_q[i] <= a_q[i] * b_q[i];
-        end
+        a_q <= a;
+        b_q <= b;
         r_q[0] <= reduce;
         r_q[1] <= r_q[0];
         if (rst) v_q <= '0;
         else     v_q <= {v_q[1:0], in_valid};
+    end
+    logic signed [2*DW-1:0]   p [TM*TN];   // lane i's product register
+    for (genvar i = 0; i < TM*TN; i++) begin : g_lane
+        always_ff @(posedge clk)
+            p_q[i*2*DW +: 2*DW] <= $signed(a_q[i*DW +: DW]) * $signed(b_q[i*DW +: DW]);
+        assign p[i] = p_q[i*2*DW +: 2*DW];
     end
 
     // Adder trees are written as loops; synthesis balances them.
@@ -50,24 +55,23 @@ module fpdeep_mac_array #(
     always_comb begin
         for (int m = 0; m < TM; m++) begin
             row[m] = '0;
-            for (int n = 0; n < TN; n++) row[m] = row[m] + ACCW'(p_q[m*TN+n]);
+            for (int n = 0; n < TN; n++) row[m] = row[m] + ACCW'(p[m*TN+n]);
         end
         for (int n = 0; n < TN; n++) begin
             col[n] = '0;
-            for (int m = 0; m < TM; m++) col[n] = col[n] + ACCW'(p_q[m*TN+n]);
+            for (int m = 0; m < TM; m++) col[n] = col[n] + ACCW'(p[m*TN+n]);
         end
     end
 
-    always_ff @(posedge clk) begin
-        for (int m = 0; m < TM; m++) begin
-            for (int n = 0; n < TN; n++) begin
+    for (genvar m = 0; m < TM; m++) begin : g_row
+        for (genvar n = 0; n < TN; n++) begin : g_col
+            always_ff @(posedge clk)
                 if (r_q[1] == REDUCE_ROWS)
                     sum[(m*TN+n)*ACCW +: ACCW] <= (n == 0) ? row[m] : '0;
                 else if (r_q[1] == REDUCE_COLS)
                     sum[(m*TN+n)*ACCW +: ACCW] <= (m == 0) ? col[n] : '0;
                 else
-                    sum[(m*TN+n)*ACCW +: ACCW] <= ACCW'(p_q[m*TN+n]);
-            end
+                    sum[(m*TN+n)*ACCW +: ACCW] <= ACCW'(p[m*TN+n]);
         end
     end
     assign out_valid = v_q[2];
