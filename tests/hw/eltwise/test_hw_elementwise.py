@@ -1,4 +1,4 @@
-"""Element-wise units in simulation, bit-exact against the golden model: ReLU, residual add
+"""Element-wise units in simulation, bit-exact against the golden model: ReLU, Dropout, residual add
 and error fan-in, error fan-out; on every simulator found (Verilator always, Icarus where it
 is installed)."""
 
@@ -20,6 +20,11 @@ UNITS = {
     # (frac a, frac b, frac out); out None = error fan-in (exact sum, saturated once)
     "residual_add": ("fpdeep_add", "tb_add",
                      {"formats": [[10, 10, 10], [10, 12, 10], [14, 8, 12], [14, 14, None]]}),
+    # (ratio, step, (frac in, frac out)): an exact doubling, a ratio that is no power of two
+    # with rounding, a left shift; three images of one layer
+    "dropout": ("fpdeep_dropout", "tb_dropout",
+                {"elements": 70, "images": 3, "layer": 2,
+                 "cases": [[0.5, 0, [12, 12]], [0.3, 5, [14, 10]], [0.1, 1, [8, 12]]]}),
     # error in; one output rounds, one shifts left
     "error_fanout": ("fpdeep_fanout", "tb_fanout", {"formats": [14, 12, 15]}),
 }
