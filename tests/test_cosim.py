@@ -296,6 +296,29 @@ def test_residual_skip_across_boards_bit_exact(tmp_path):
     _check(simulate(out, RunConfig(batch=2, steps=2)), out)
 
 
+def test_a_dropout_layer_trains_bit_exact_and_is_off_in_the_forward_only_pass(tmp_path):
+    """The Dropout unit draws the golden model's masks: per image (the controller's seed term)
+    and per step (the host's DRAW_STEP register), so two steps on the same batch drop
+    different elements; the forward-only pass passes everything through."""
+    from golden_nets import OnnxNet
+
+    net = OnnxNet((1, 6, 6), seed=4)
+    net.conv(4, 3, pads=(1, 1, 1, 1))
+    net.relu()
+    net.inits["ratio"] = np.array(0.3)
+    net.node("Dropout", [net.last, "ratio"], net.shape[net.last])
+    net.flatten()
+    net.fc(5)
+    network, _ = net.load(tmp_path / "drop.onnx")
+    plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=1), batch=2)
+    out = tmp_path / "drop"
+    write_build(network, plan, out,
+                model_files={"model.onnx": (tmp_path / "drop.onnx").read_bytes()})
+    result = simulate(out, RunConfig(batch=2, steps=2), host_checks={"infer": True})
+    _check(result, out)
+    assert result["inference_cycles"] > 0
+
+
 def test_a_thousand_class_head_trains_bit_exact(tmp_path):
     """An ImageNet-sized classifier head: the loss unit over 1000 classes (its label sideband
     and class count widen with them). A board of 64 DSPs keeps the FC engine small, so that

@@ -40,6 +40,7 @@ SPEC = [
     ("CYCLE_COUNT_LO", 0x18, "count", (31, 0), STATUS),
     ("CYCLE_COUNT_HI", 0x1C, "count", (31, 0), STATUS),
     ("STALLED_UNIT", 0x20, "unit", (15, 0), STATUS),
+    ("DRAW_STEP", 0x24, "step", (31, 0), CONTROL),
     ("BUSY", 0x400, "count", (31, 0), STATUS),
     ("STALL", 0x800, "count", (31, 0), STATUS),
     ("WINDOW", 0xC00, "count", (31, 0), STATUS),
@@ -53,7 +54,7 @@ def test_the_map_is_the_specified_one():
     assert got == SPEC
     assert rmap.field("STATUS", "state").encoding == {"idle": 0, "busy": 1, "done": 2, "error": 3}
     assert rmap.field("CONTROL", "mode").encoding == {"train": 0, "forward": 1}
-    assert rmap.version == 2
+    assert rmap.version == 3
     assert rmap.register("ID").reset == 0xCAFE
     assert rmap.register("BATCH").reset == 1
 

@@ -326,6 +326,8 @@ class _Glue:
         for ctl in ("start", "flush"):
             if getattr(res, ctl):
                 self.assigns.append(f"{n}_{ctl} = {q}_{ctl}")
+        if "seed_step" in ports:  # Dropout's masks follow the training step the host sets
+            self.assigns.append(f"{n}_seed_step = csr_draw_step")
         self.assigns.append(f"{q}_done = {n}_done" if res.done else f"{q}_done = 1'b0")
         if res.shares:
             return
@@ -438,8 +440,8 @@ class _Glue:
                        if bank.item.startswith(("w:", "b:", "exp", "table:", "zero")))
         for width, name in ((1, "go"), (1, "mode"), (1, "cancel"), (1, "csr_start"),
                             (1, "csr_soft_reset"), (1, "csr_mode"), (16, "csr_batch"),
-                            (2, "state"), (8, "error_code"), (32, "step_count"),
-                            (64, "cycle_count"), (16, "stalled_unit"),
+                            (32, "csr_draw_step"), (2, "state"), (8, "error_code"),
+                            (32, "step_count"), (64, "cycle_count"), (16, "stalled_unit"),
                             (self.nres * 32, "busy_count"), (self.nres * 32, "stall_count"),
                             (self.nres * 32, "window_count"), (1, "progress"),
                             (1, "frame_error")):
@@ -467,10 +469,11 @@ class _Glue:
                                                                  f"32'h{design_hash(self.d):08x}")),
             (), (("clk", "clk"), ("rst_n", "rst_n"), *((s, s) for s in axil),
                  ("start", "csr_start"), ("soft_reset", "csr_soft_reset"), ("mode", "csr_mode"),
-                 ("batch", "csr_batch"), ("state", "state"), ("error_code", "error_code"),
-                 ("step_count", "step_count"), ("cycle_count", "cycle_count"),
-                 ("stalled_unit", "stalled_unit"), ("busy_count", "busy_count"),
-                 ("stall_count", "stall_count"), ("window_count", "window_count"))))
+                 ("batch", "csr_batch"), ("draw_step", "csr_draw_step"), ("state", "state"),
+                 ("error_code", "error_code"), ("step_count", "step_count"),
+                 ("cycle_count", "cycle_count"), ("stalled_unit", "stalled_unit"),
+                 ("busy_count", "busy_count"), ("stall_count", "stall_count"),
+                 ("window_count", "window_count"))))
 
 
 def cluster_values(d: Design) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from fpdeep.codegen.ports import (
     unit_parts,
 )
 from fpdeep.design.lower import BoardDesign, Design, EngineDesign, SliceDesign
-from fpdeep.design.units import UnitDesign
+from fpdeep.design.units import UnitDesign, dropout_image_seed
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import loss as golden_loss
 from fpdeep.hwlib import LINK_RX, LINK_TX, Module
@@ -435,6 +435,20 @@ class TaskWork:
                 acc.append(Access(res.mover("m", out=True), True, y[0], n_out, i, y[1]))
                 # the error input idles: the forward pass reads no error
             return [Work(tuple(acc), cfg=(("cfg_bwd", int(bwd)),))]
+        if kind == "dropout":
+            # forward (or off): the input activation in; backward: the output's error in, the
+            # mask made again from the same seed
+            cfg = (*u.info["passes"][task.what].items(),
+                   ("cfg_seed_image", dropout_image_seed(i)))
+            if task.what == "bp":
+                e = loc(board, item("err", layer.output))
+                out = loc(board, contribution_item(self.canon(layer.inputs[0]), layer.name))
+                return [Work((Access(res.mover("s_x"), False, e[0], n_in, i, e[1]),
+                              Access(res.mover("m", out=True), True, out[0], n_in, i, out[1])),
+                             cfg=cfg)]
+            return [Work((*self.reads(res.mover("s_x"), board, x_item, n_in, i),
+                          Access(res.mover("m", out=True), True, y[0], n_out, i, y[1])),
+                         cfg=cfg)]
         if kind == "add":
             if task.what == "fp":
                 a, b = (item("act", self.canon(n)) for n in layer.inputs)

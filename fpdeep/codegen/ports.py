@@ -23,6 +23,7 @@ from fpdeep.design.units import UnitDesign
 from fpdeep.errors import FpdeepError
 from fpdeep.hwlib import (
     ADD,
+    DROPOUT,
     ENGINE,
     FANOUT,
     LINK_MODEL,
@@ -134,6 +135,10 @@ UNIT_RTL: Mapping[str, tuple[Part, ...]] = MappingProxyType({
     # the controller sets <unit>_bwd per task: it also picks the requantisation shift
     "relu": (Part(RELU, "ReLU of layer {layer}", inputs={"cfg_bwd": "bwd"},
                   by_direction={"cfg_shift": "bwd"}),),
+    # the controller sets the scaling, threshold and shift per pass and the image's seed
+    "dropout": (Part(DROPOUT, "Dropout of layer {layer}",
+                     inputs={"cfg_mult": "mult", "cfg_shift": "shift", "cfg_thresh": "thresh",
+                             "cfg_seed_image": "seed_image"}),),
     # one engine per direction: the engine accumulates its backward result into the buffer
     # its forward pass writes
     "pool": (_pool_part("fp", "forward"), _pool_part("bp", "backward")),

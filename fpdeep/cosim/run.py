@@ -165,7 +165,7 @@ def compare(network: Network, record: Mapping[str, np.ndarray], weights: dict[st
     losses = []
     for step in range(steps):
         res = train_step(network, weights, x, y, lr=lr, loss=loss,
-                         numerics=numerics or Numerics())
+                         numerics=numerics or Numerics(), step=step)
         losses.append(res.loss)
         for layer in network.layers:
             if spec(layer.op).in_loss:

@@ -221,9 +221,11 @@ class _Builder:
         for i, image in enumerate(images):
             self.write(source, item("act", self.net.input_name), image, i)
 
-    def step(self, pick: np.ndarray | None = None, *, counters: bool = True) -> None:
-        """Images and labels in (the builder's images ``pick``, default the first batch),
-        every board started, done awaited, the figures read."""
+    def step(self, pick: np.ndarray | None = None, *, number: int,
+             counters: bool = True) -> None:
+        """Images and labels in (the builder's images ``pick``, default the first batch), the
+        step's ``number`` (it seeds the Dropout masks), every board started, done awaited, the
+        figures read."""
         pick = np.arange(self.batch) if pick is None else np.asarray(pick)
         self.images(self.x[pick])
         loss_board = self.design.homes[self.rules.logits]
@@ -231,6 +233,7 @@ class _Builder:
             self.write(loss_board, "label", [int(label)], i)
         for b in self.design.boards:
             self.set(b.index, "BATCH", size=self.batch)
+            self.set(b.index, "DRAW_STEP", step=number)
         self.s.steps.append(self.run_step(counters=counters))
 
     def run_step(self, mode: str = "train", *,
@@ -390,7 +393,7 @@ def build_session(build: Build, *, x: np.ndarray, y: np.ndarray,
         b.deadlock()
     for step in range(steps):
         b.s.add(Op("PROGRESS", 0, (step, steps, 0)))
-        b.step()
+        b.step(number=step)
         b.record(step)
     if checks.get("infer"):
         b.s.infer = b.infer()
@@ -431,7 +434,7 @@ def build_training_session(build: Build, *, x: np.ndarray, y: np.ndarray,
     b.configure()
     for k, pick in enumerate(order):
         b.s.add(Op("PROGRESS", 0, (first + k, total, 0)))
-        b.step(pick, counters=False)
+        b.step(pick, number=first + k, counters=False)
         reads = {**b.read_weights(), "logits": b.read_logits()}
         b.s.train.append(StepReads(reads, len(b.s.ops) - 1))
     if test_x is not None:

@@ -44,6 +44,7 @@ RTL_MAPPING: Mapping[Op, Rtl] = MappingProxyType({
     Op.CONV: Rtl(ENGINE, refuse=_groups_one),
     Op.FC: Rtl(ENGINE),
     Op.RELU: Rtl("relu"),
+    Op.DROPOUT: Rtl("dropout"),
     Op.MAXPOOL: Rtl("pool", "max"),
     Op.AVGPOOL: Rtl("pool", "avg"),
     Op.GLOBAL_AVGPOOL: Rtl("pool", "avg"),

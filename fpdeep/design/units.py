@@ -13,9 +13,10 @@ from typing import Any
 from fpdeep.design.mapping import RTL_MAPPING, Rtl
 from fpdeep.design.pool import PoolShape, pool_config
 from fpdeep.errors import FpdeepError
+from fpdeep.golden import dropout
 from fpdeep.golden.loss import LOSSES
-from fpdeep.hwlib import ADD, FANOUT, LOSS, PSUM, RELU
-from fpdeep.ir import Layer, Network
+from fpdeep.hwlib import ADD, DROPOUT, FANOUT, LOSS, PSUM, RELU
+from fpdeep.ir import Layer, Network, Op
 from fpdeep.numerics import Numerics, scale_constant
 from fpdeep.ops import pool_window
 from fpdeep.planning import perf
@@ -107,9 +108,36 @@ def _add_unit(network: Network, layer: Layer, rtl: Rtl, *, ident: str, board: in
                       {"elements": math.prod(layer.out_shape)})
 
 
+def _dropout_unit(network: Network, layer: Layer, rtl: Rtl, *, ident: str, board: int,
+                  numerics: Numerics) -> UnitDesign:
+    """The mask's layer term is a constant; the controller sets the rest per pass (info
+    ``passes``: forward, backward and the forward-only pass's identity) and per image."""
+    act_in, act_out, err_in, err_out = _fracs(network, layer, numerics)
+    ratio = layer.attrs.ratio
+    index = [lay.name for lay in network.layers if lay.op is Op.DROPOUT].index(layer.name)
+    mult, r = dropout.scale(ratio)
+    threshold = dropout.threshold(ratio)
+    passes = {"fp": (mult, act_in + r - act_out, threshold),
+              "bp": (mult, err_out + r - err_in, threshold),
+              "off": (1, act_in - act_out, 0)}
+    return UnitDesign("dropout", layer.name, ident, board, {},
+                      {"cfg_seed_layer": (dropout.SEED_LAYER * (index + 1)) & dropout.MASK32},
+                      {},
+                      {"elements": math.prod(layer.in_shape),
+                       "passes": {what: {"cfg_mult": m, "cfg_thresh": t,
+                                         "cfg_shift": DROPOUT.encode("cfg_shift", shift)}
+                                  for what, (m, shift, t) in passes.items()}})
+
+
+def dropout_image_seed(image: int) -> int:
+    """The image's term of a Dropout mask's seed (docs/numerics.md §21)."""
+    return (dropout.SEED_IMAGE * (image + 1)) & dropout.MASK32
+
+
 #: The unit design of each unit kind the RTL mapping names (engines, views and the loss are
 #: not layer units).
-_UNIT_MAKERS = {"relu": _relu_unit, "pool": _pool_unit, "add": _add_unit}
+_UNIT_MAKERS = {"relu": _relu_unit, "pool": _pool_unit, "add": _add_unit,
+                "dropout": _dropout_unit}
 
 
 def fan_in_unit(tensor: str, shape: Sequence[int], *, ident: str, board: int) -> UnitDesign:

@@ -256,13 +256,14 @@ AXIL_SLAVE = Module(
 CSR = Module(
     "fpdeep_csr", "csr",
     "control and status registers (generated from fpdeep_csr.rdl): start, soft reset, mode, "
-    "batch; status, step, cycle, busy, stall and window counters, stalled unit",
+    "batch, Dropout's step; status, step, cycle, busy, stall and window counters, stalled unit",
     # N: counted engines and units; ADDR_W: byte address bits (the map needs 12)
     {"N": 1, "DESIGN_HASH": 0, "ADDR_W": 12},
     (*_CLOCKED_N, *axi_lite_slave("s_axil", "ADDR_W"),
      _out("start"), _out("soft_reset"), _out("mode"), _out("batch", 16, DATA),
-     _in("state", 2, DATA), _in("error_code", 8, DATA), _in("step_count", 32, DATA),
-     _in("cycle_count", 64, DATA), _in("stalled_unit", 16, DATA),
+     _in("state", 2, DATA), _in("error_code", 8, DATA),
+     _in("step_count", 32, DATA), _in("cycle_count", 64, DATA), _in("stalled_unit", 16, DATA),
+     _out("draw_step", 32, DATA),
      _in("busy_count", "N*32", DATA), _in("stall_count", "N*32", DATA),
      _in("window_count", "N*32", DATA)),
     uses=("fpdeep_axil_slave",))

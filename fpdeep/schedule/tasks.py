@@ -87,7 +87,7 @@ class Task(Serial):
     kind: str
     board: int
     what: str  # fp, bp, wg, load (weights), flush, loss (softmax CE) or mse, sum (partial
-    # errors), sgd, act or err (links)
+    # errors), sgd, act or err (links), off (a Dropout in an inference pass)
     layer: str = ""
     engine: str = ""  # engine ident for engine tasks
     image: int = -1
@@ -202,6 +202,7 @@ _UNIT_CYCLES: dict[str, Callable[[Task], int]] = {
     # the pooling engine's result leaves a cycle sooner than the Conv/FC engine's
     "pool": lambda t: _engine_cycles(t) - 1,
     "relu": lambda t: t.elements + STREAM_OVERHEAD,
+    "dropout": lambda t: t.elements + STREAM_OVERHEAD,
     "add": lambda t: t.elements + STREAM_OVERHEAD,
     "fanout": lambda t: t.elements + STREAM_OVERHEAD,
     "sgd": lambda t: t.elements + t.tensors * SGD_OVERHEAD,
@@ -349,6 +350,7 @@ class _StepGraph:
 
     def __init__(self, design: Design, network: Network) -> None:
         self.network = network
+        self.forward_only = False
         self.needs_error = needs_error(network)
         self.slices: dict[str, list[tuple[int, dict]]] = {}
         for b in design.boards:
@@ -461,6 +463,7 @@ class _StepGraph:
                       nbytes))
 
     def build(self, batch: int, forward_only: bool = False) -> list[Task]:
+        self.forward_only = forward_only
         # Weights (and biases) into the FP and BP engine banks, once per mini-batch.
         for entries in self.slices.values():
             for board, s in entries:
@@ -518,8 +521,11 @@ class _StepGraph:
             else:
                 deps = [d for name in layer.inputs for d in self.act_at(self.canon(name), home)]
                 elements = sum(self.size_of(n) for n in layer.inputs)
-                task = _unit_task(self.units.get(layer.name), home, "fp", layer.name,
-                                  self.image, elements)
+                unit = self.units.get(layer.name)
+                # Dropout is off in an inference pass
+                off = self.forward_only and unit is not None and unit.kind == "dropout"
+                task = _unit_task(unit, home, "off" if off else "fp", layer.name, self.image,
+                                  elements)
                 self.acts[layer.output] = {home: [self.add(task, deps)]}
 
     def backward(self) -> None:
@@ -579,9 +585,10 @@ def _unit_task(unit: UnitDesign | None, board: int, what: str, layer: str, image
     if unit is None:
         return Task("unit", board, what, layer, image=image, elements=elements,
                     resource=f"{board}:controller {what} {layer}")
-    if unit.kind in ("relu", "add"):
+    if unit.kind in ("relu", "add", "dropout"):
         rtl = "fanout" if unit.kind == "add" and what == "bp" else unit.kind
-        # one ReLU unit serves both directions; Add has a forward and a fan-out unit
+        # one ReLU (or Dropout) unit serves both directions; Add has a forward and a fan-out
+        # unit
         resource = f"{board}:{unit.ident}" + ("_bp" if rtl == "fanout" else "")
         return Task("unit", board, what, layer, image=image, elements=unit.info["elements"],
                     rtl=rtl, resource=resource)

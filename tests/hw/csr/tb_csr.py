@@ -83,7 +83,7 @@ async def identity_control_and_batch(dut):
     rmap, bus, pulses = await _start(dut)
     params = tb_args()["parameters"]
     assert await _read(bus, rmap.addr("ID")) == int(params["DESIGN_HASH"])
-    assert await _read(bus, rmap.addr("VERSION")) == rmap.version == 2
+    assert await _read(bus, rmap.addr("VERSION")) == rmap.version == 3
     # reset values as the RDL gives them: train mode, batch 1
     assert await _read(bus, rmap.addr("CONTROL")) == 0
     assert await _read(bus, rmap.addr("BATCH")) == 1
@@ -113,6 +113,10 @@ async def identity_control_and_batch(dut):
     # bits above the field are dropped
     await _write(bus, rmap.addr("BATCH"), 0xFFFF_FFFF)
     assert await _read(bus, rmap.addr("BATCH")) == 0xFFFF == int(dut.batch.value)
+    # the Dropout step number: all 32 bits, reset 0
+    assert await _read(bus, rmap.addr("DRAW_STEP")) == 0 == int(dut.draw_step.value)
+    await _write(bus, rmap.addr("DRAW_STEP"), 0x8000_0005)
+    assert await _read(bus, rmap.addr("DRAW_STEP")) == 0x8000_0005 == int(dut.draw_step.value)
 
 
 @cocotb.test()
@@ -157,7 +161,7 @@ async def unmapped_addresses_answer_slverr(dut):
     rmap, bus, pulses = await _start(dut)
     n = rmap.counters
     after_arrays = rmap.addr("STALL", n - 1) + 4
-    holes = [rmap.addr("STALLED_UNIT") + 4, rmap.addr("BUSY", n - 1) + 4, after_arrays, 0xFFC]
+    holes = [rmap.addr("DRAW_STEP") + 4, rmap.addr("BUSY", n - 1) + 4, after_arrays, 0xFFC]
     for address in holes:
         resp = await bus.read(address, 4)
         assert (resp.resp, bytes(resp.data)) == (AxiResp.SLVERR, bytes(4)), hex(address)
