@@ -319,6 +319,31 @@ def test_a_dropout_layer_trains_bit_exact_and_is_off_in_the_forward_only_pass(tm
     assert result["inference_cycles"] > 0
 
 
+def test_a_squeezenet_fire_module_trains_bit_exact_on_two_boards(tmp_path):
+    """Concat: squeeze 1x1, expand 1x1 and 3x3 side by side, concatenated along channels."""
+    from golden_nets import OnnxNet
+
+    net = OnnxNet((2, 6, 6), seed=6)
+    net.conv(4, 3, pads=(1, 1, 1, 1))
+    net.relu()
+    net.conv(2, 1)
+    squeeze = net.relu()
+    net.conv(3, 1, src=squeeze)
+    a = net.relu()
+    net.conv(3, 3, pads=(1, 1, 1, 1), src=squeeze)
+    b = net.relu()
+    net.node("Concat", [a, b], (6, 6, 6), axis=1)
+    net.flatten()
+    net.fc(5)
+    network, _ = net.load(tmp_path / "fire.onnx")
+    plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=2), batch=2)
+    out = tmp_path / "fire"
+    write_build(network, plan, out,
+                model_files={"model.onnx": (tmp_path / "fire.onnx").read_bytes()})
+    result = simulate(out, RunConfig(batch=2, steps=2), host_checks={"infer": True})
+    _check(result, out)
+
+
 def test_a_thousand_class_head_trains_bit_exact(tmp_path):
     """An ImageNet-sized classifier head: the loss unit over 1000 classes (its label sideband
     and class count widen with them). A board of 64 DSPs keeps the FC engine small, so that

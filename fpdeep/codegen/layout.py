@@ -435,6 +435,26 @@ class TaskWork:
                 acc.append(Access(res.mover("m", out=True), True, y[0], n_out, i, y[1]))
                 # the error input idles: the forward pass reads no error
             return [Work(tuple(acc), cfg=(("cfg_bwd", int(bwd)),))]
+        if kind == "concat":
+            # a converter pass per input: forward into the input's place in the output,
+            # backward the error of that place out to the input (where it needs one)
+            parts = [p for p in u.info["parts"]
+                     if task.what == "fp" or self.needs[p["tensor"]]]
+            works = []
+            for k, p in enumerate(parts):
+                src, n = self.canon(p["tensor"]), p["words"]
+                if task.what == "fp":
+                    acc = (*self.reads(res.mover("s"), board, item("act", src), n, i),
+                           Access(res.mover("m", out=True), True, y[0], n, i,
+                                  y[1] + p["offset"]))
+                else:
+                    e = loc(board, item("err", layer.output))
+                    out = loc(board, contribution_item(src, layer.name))
+                    acc = (Access(res.mover("s"), False, e[0], n, i, e[1] + p["offset"]),
+                           Access(res.mover("m", out=True), True, out[0], n, i, out[1]))
+                works.append(Work(acc, cfg=(("cfg_shift", p[task.what]),),
+                                  ends_task=k == len(parts) - 1))
+            return works
         if kind == "dropout":
             # forward (or off): the input activation in; backward: the output's error in, the
             # mask made again from the same seed

@@ -23,6 +23,7 @@ from fpdeep.design.units import UnitDesign
 from fpdeep.errors import FpdeepError
 from fpdeep.hwlib import (
     ADD,
+    CONVERT,
     DROPOUT,
     ENGINE,
     FANOUT,
@@ -139,6 +140,8 @@ UNIT_RTL: Mapping[str, tuple[Part, ...]] = MappingProxyType({
     "dropout": (Part(DROPOUT, "Dropout of layer {layer}",
                      inputs={"cfg_mult": "mult", "cfg_shift": "shift", "cfg_thresh": "thresh",
                              "cfg_seed_image": "seed_image"}),),
+    # the controller sets each pass's shift
+    "concat": (Part(CONVERT, "Concat of layer {layer}", inputs={"cfg_shift": "shift"}),),
     # one engine per direction: the engine accumulates its backward result into the buffer
     # its forward pass writes
     "pool": (_pool_part("fp", "forward"), _pool_part("bp", "backward")),

@@ -30,6 +30,12 @@ def _two_inputs(layer: Layer) -> str | None:
     return None
 
 
+def _distinct_inputs(layer: Layer) -> str | None:
+    if len(set(layer.inputs)) != len(layer.inputs):
+        return "a Concat of one tensor with itself; the converter passes take distinct inputs"
+    return None
+
+
 @dataclass(frozen=True)
 class Rtl:
     """What runs one op kind: ``kind`` is ``engine``, ``view``, ``loss`` or a unit kind; ``mode``
@@ -45,6 +51,7 @@ RTL_MAPPING: Mapping[Op, Rtl] = MappingProxyType({
     Op.FC: Rtl(ENGINE),
     Op.RELU: Rtl("relu"),
     Op.DROPOUT: Rtl("dropout"),
+    Op.CONCAT: Rtl("concat", refuse=_distinct_inputs),
     Op.MAXPOOL: Rtl("pool", "max"),
     Op.AVGPOOL: Rtl("pool", "avg"),
     Op.GLOBAL_AVGPOOL: Rtl("pool", "avg"),

@@ -15,7 +15,7 @@ from fpdeep.design.pool import PoolShape, pool_config
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import dropout
 from fpdeep.golden.loss import LOSSES
-from fpdeep.hwlib import ADD, DROPOUT, FANOUT, LOSS, PSUM, RELU
+from fpdeep.hwlib import ADD, CONVERT, DROPOUT, FANOUT, LOSS, PSUM, RELU
 from fpdeep.ir import Layer, Network, Op
 from fpdeep.numerics import Numerics, scale_constant
 from fpdeep.ops import pool_window
@@ -129,6 +129,25 @@ def _dropout_unit(network: Network, layer: Layer, rtl: Rtl, *, ident: str, board
                                   for what, (m, shift, t) in passes.items()}})
 
 
+def _concat_unit(network: Network, layer: Layer, rtl: Rtl, *, ident: str, board: int,
+                 numerics: Numerics) -> UnitDesign:
+    """Concat as passes of a converter (docs/numerics.md §19): forward, each input into its
+    place in the output; backward, each place of the output's error to its input. Info
+    ``parts``: per input, its tensor, its offset in the output's words and the two shifts."""
+    owners = [_owner(network, t) for t in layer.inputs]
+    act_out = numerics.fmt("act", layer.name).frac
+    err_out = numerics.fmt("err", layer.name).frac
+    parts, offset = [], 0
+    for tensor, owner in zip(layer.inputs, owners, strict=True):
+        size = math.prod(network.tensors[tensor].shape)
+        parts.append({"tensor": tensor, "offset": offset, "words": size,
+                      "fp": CONVERT.encode("cfg_shift", numerics.fmt("act", owner).frac - act_out),
+                      "bp": CONVERT.encode("cfg_shift", err_out - numerics.fmt("err", owner).frac)})
+        offset += size
+    return UnitDesign("concat", layer.name, ident, board, {}, {}, {},
+                      {"elements": offset, "parts": parts})
+
+
 def dropout_image_seed(image: int) -> int:
     """The image's term of a Dropout mask's seed (docs/numerics.md §21)."""
     return (dropout.SEED_IMAGE * (image + 1)) & dropout.MASK32
@@ -137,7 +156,7 @@ def dropout_image_seed(image: int) -> int:
 #: The unit design of each unit kind the RTL mapping names (engines, views and the loss are
 #: not layer units).
 _UNIT_MAKERS = {"relu": _relu_unit, "pool": _pool_unit, "add": _add_unit,
-                "dropout": _dropout_unit}
+                "dropout": _dropout_unit, "concat": _concat_unit}
 
 
 def fan_in_unit(tensor: str, shape: Sequence[int], *, ident: str, board: int) -> UnitDesign:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fpdeep.hwlib.library import (
     ADD,
     AXIL_SLAVE,
+    CONVERT,
     CSR,
     DROPOUT,
     ENGINE,
@@ -34,8 +35,8 @@ from fpdeep.hwlib.library import (
 )
 from fpdeep.hwlib.signature import Module, Port, Signal, Stream
 
-__all__ = ["ADD", "AXIL_SLAVE", "CSR", "DROPOUT", "ENGINE", "FANOUT", "FOLDERS", "LINK_MODEL",
-           "LINK_PACK", "LINK_RX", "LINK_TX", "LINK_UNPACK", "LOOP_NEST", "LOSS", "MAC_ARRAY",
-           "MODULES", "POOL", "PSUM", "RELU", "REQUANT", "SDP_RAM", "SGD", "SHIFT_WIDTH",
-           "SKID_BUFFER", "STREAM_FIFO", "TENSOR_WALKER", "Module", "Port", "Signal", "Stream",
-           "compile_order", "module"]
+__all__ = ["ADD", "AXIL_SLAVE", "CONVERT", "CSR", "DROPOUT", "ENGINE", "FANOUT", "FOLDERS",
+           "LINK_MODEL", "LINK_PACK", "LINK_RX", "LINK_TX", "LINK_UNPACK", "LOOP_NEST", "LOSS",
+           "MAC_ARRAY", "MODULES", "POOL", "PSUM", "RELU", "REQUANT", "SDP_RAM", "SGD",
+           "SHIFT_WIDTH", "SKID_BUFFER", "STREAM_FIFO", "TENSOR_WALKER", "Module", "Port",
+           "Signal", "Stream", "compile_order", "module"]

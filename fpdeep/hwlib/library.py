@@ -40,7 +40,8 @@ FOLDERS: Mapping[str, str] = MappingProxyType({
     "common": "stream plumbing, memories, the requantiser and the loop nest, shared by all",
     "engine": "the Conv/FC loop-nest engine and its MAC array and tensor walkers",
     "pool": "the pooling engine",
-    "eltwise": "element-wise units: ReLU, Dropout, residual add, error fan-out, partial sums",
+    "eltwise": "element-wise units: ReLU, Dropout, format conversion (Concat), residual add, "
+               "error fan-out, partial sums",
     "loss": "the loss-gradient unit",
     "sgd": "the weight update",
     "link": "framing between neighbouring boards",
@@ -145,6 +146,12 @@ RELU = Module(
     "fpdeep_relu", "eltwise", "ReLU forward and backward mask", {"DW": 16, "SW": SHIFT_WIDTH},
     (*CLOCKED, config("cfg_bwd", 1), config("cfg_shift", "SW"), sink("s_x", "DW"),
      sink("s_e", "DW"), source("m", "DW")),
+    uses=("fpdeep_requant",))
+
+CONVERT = Module(
+    "fpdeep_convert", "eltwise", "a stream converted to another format (Concat's passes)",
+    {"DW": 16, "SW": SHIFT_WIDTH},
+    (*CLOCKED, config("cfg_shift", "SW"), sink("s", "DW"), source("m", "DW")),
     uses=("fpdeep_requant",))
 
 DROPOUT = Module(
@@ -365,7 +372,8 @@ RESET_SYNC = Module(
 #: Every module of hw/ by name, in the order the docs list them.
 MODULES: Mapping[str, Module] = MappingProxyType({m.name: m for m in (
     SKID_BUFFER, STREAM_FIFO, SDP_RAM, REQUANT, LOOP_NEST, TENSOR_WALKER, MAC_ARRAY, ENGINE,
-    POOL, RELU, DROPOUT, ADD, FANOUT, PSUM, LOSS, SGD, LINK_TX, LINK_RX, LINK_PACK, LINK_UNPACK,
+    POOL, RELU, DROPOUT, CONVERT, ADD, FANOUT, PSUM, LOSS, SGD, LINK_TX, LINK_RX, LINK_PACK,
+    LINK_UNPACK,
     AXIL_SLAVE, CSR,
     STORE, MOVER_RD, MOVER_WR, SEQUENCER, HOST, BOARD_CTL, RESET_SYNC, LINK_MODEL)})
 

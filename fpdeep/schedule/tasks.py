@@ -203,6 +203,7 @@ _UNIT_CYCLES: dict[str, Callable[[Task], int]] = {
     "pool": lambda t: _engine_cycles(t) - 1,
     "relu": lambda t: t.elements + STREAM_OVERHEAD,
     "dropout": lambda t: t.elements + STREAM_OVERHEAD,
+    "concat": lambda t: t.elements + t.tensors * STREAM_OVERHEAD,
     "add": lambda t: t.elements + STREAM_OVERHEAD,
     "fanout": lambda t: t.elements + STREAM_OVERHEAD,
     "sgd": lambda t: t.elements + t.tensors * SGD_OVERHEAD,
@@ -525,7 +526,7 @@ class _StepGraph:
                 # Dropout is off in an inference pass
                 off = self.forward_only and unit is not None and unit.kind == "dropout"
                 task = _unit_task(unit, home, "off" if off else "fp", layer.name, self.image,
-                                  elements)
+                                  elements, self.needs_error)
                 self.acts[layer.output] = {home: [self.add(task, deps)]}
 
     def backward(self) -> None:
@@ -545,7 +546,7 @@ class _StepGraph:
             elif any(self.needs_error[name] for name in layer.inputs):
                 home = self.homes[layer.output]
                 task = _unit_task(self.units.get(layer.name), home, "bp", layer.name,
-                                  self.image, _elements(layer.out_shape))
+                                  self.image, _elements(layer.out_shape), self.needs_error)
                 bp = self.add(task, self.error_at_home(layer.output))
                 for name in layer.inputs:
                     if self.needs_error[name]:
@@ -580,7 +581,7 @@ class _StepGraph:
 
 
 def _unit_task(unit: UnitDesign | None, board: int, what: str, layer: str, image: int,
-               elements: int) -> Task:
+               elements: int, needs: Mapping[str, bool]) -> Task:
     """A layer's unit task: its RTL unit's timing when it has one, else a streaming stand-in."""
     if unit is None:
         return Task("unit", board, what, layer, image=image, elements=elements,
@@ -592,6 +593,11 @@ def _unit_task(unit: UnitDesign | None, board: int, what: str, layer: str, image
         resource = f"{board}:{unit.ident}" + ("_bp" if rtl == "fanout" else "")
         return Task("unit", board, what, layer, image=image, elements=unit.info["elements"],
                     rtl=rtl, resource=resource)
+    if unit.kind == "concat":  # a converter pass per input (backward: per input needing one)
+        parts = [p for p in unit.info["parts"] if what == "fp" or needs[p["tensor"]]]
+        return Task("unit", board, what, layer, image=image,
+                    elements=sum(p["words"] for p in parts), rtl="concat", tensors=len(parts),
+                    resource=f"{board}:{unit.ident}")
     info = unit.info
     n_in, n_out = (info["in"], info["out"]) if what == "fp" else (info["out"], info["in"])
     table = len(info["table_fwd" if what == "fp" else "table_bwd"])

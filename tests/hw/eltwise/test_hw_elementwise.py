@@ -20,6 +20,8 @@ UNITS = {
     # (frac a, frac b, frac out); out None = error fan-in (exact sum, saturated once)
     "residual_add": ("fpdeep_add", "tb_add",
                      {"formats": [[10, 10, 10], [10, 12, 10], [14, 8, 12], [14, 14, None]]}),
+    # equal formats, rounding, left shift with saturation
+    "convert": ("fpdeep_convert", "tb_convert", {"formats": [[12, 12], [14, 9], [8, 13]]}),
     # (ratio, step, (frac in, frac out)): an exact doubling, a ratio that is no power of two
     # with rounding, a left shift; three images of one layer
     "dropout": ("fpdeep_dropout", "tb_dropout",
