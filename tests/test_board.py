@@ -264,7 +264,8 @@ def test_an_unknown_unit_kind_names_the_known_ones():
     from fpdeep.codegen.ports import unit_parts
 
     with pytest.raises(FpdeepError, match="unit kind 'gelu' has no RTL; valid kinds: relu, "
-                                          "dropout, concat, pool, add, fanin, psum, loss, sgd"):
+                                          "dropout, concat, shuffle, pool, add, fanin, psum, loss, "
+                                          "sgd"):
         unit_parts("gelu")
 
 

@@ -344,6 +344,28 @@ def test_a_squeezenet_fire_module_trains_bit_exact_on_two_boards(tmp_path):
     _check(result, out)
 
 
+def test_a_channel_shuffle_trains_bit_exact(tmp_path):
+    """ShuffleNet's Reshape-Transpose-Reshape: a converter pass per channel plane."""
+    from golden_nets import OnnxNet
+    from test_mapping import _channel_shuffle
+
+    net = OnnxNet((2, 5, 5), seed=7)
+    net.conv(6, 3, pads=(1, 1, 1, 1))
+    net.relu()
+    _channel_shuffle(net)
+    net.conv(4, 3, pads=(1, 1, 1, 1))
+    net.relu()
+    net.flatten()
+    net.fc(5)
+    network, _ = net.load(tmp_path / "shuffle.onnx")
+    assert fpdeep.ir.Op.CHANNEL_SHUFFLE in {layer.op for layer in network.layers}
+    plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=1), batch=2)
+    out = tmp_path / "shuffle"
+    write_build(network, plan, out,
+                model_files={"model.onnx": (tmp_path / "shuffle.onnx").read_bytes()})
+    _check(simulate(out, RunConfig(batch=2, steps=2), host_checks={"infer": True}), out)
+
+
 def test_a_thousand_class_head_trains_bit_exact(tmp_path):
     """An ImageNet-sized classifier head: the loss unit over 1000 classes (its label sideband
     and class count widen with them). A board of 64 DSPs keeps the FC engine small, so that

@@ -275,11 +275,13 @@ class TaskWork:
             return key, 0
         return key, 0
 
-    def segments(self, board: int, key: str, words: int) -> list[tuple[str, int, int]]:
-        """(stored family, word offset, words) of each stored piece of the first ``words``
-        words of item ``key`` on ``board``: one, or two where the read reaches the home's own
-        slice of a split layer's output."""
+    def segments(self, board: int, key: str, words: int, start: int = 0
+                 ) -> list[tuple[str, int, int]]:
+        """(stored family, word offset, words) of each stored piece of ``words`` words of item
+        ``key`` on ``board`` from word ``start``: one, or two where the read reaches the
+        home's own slice of a split layer's output."""
         family, offset = self.locate(board, key)
+        offset += start
         kind, name, channels = parse_item(family)
         own = self.own_slice.get(name)
         if kind != "act" or channels is not None or own is None \
@@ -293,11 +295,11 @@ class TaskWork:
             pieces.append((item("act", name, *own), start - split, end - start))
         return pieces
 
-    def reads(self, mover: int, board: int, key: str, words: int, image: int
+    def reads(self, mover: int, board: int, key: str, words: int, image: int, start: int = 0
               ) -> tuple[Access, ...]:
-        """``mover`` reads the first ``words`` words of item ``key`` of ``image`` on
-        ``board``: an access per stored piece, chained."""
-        pieces = self.segments(board, key, words)
+        """``mover`` reads ``words`` words of item ``key`` of ``image`` on ``board`` from word
+        ``start``: an access per stored piece, chained."""
+        pieces = self.segments(board, key, words, start)
         return tuple(Access(mover, False, family, n, image, offset, chain=k < len(pieces) - 1)
                      for k, (family, offset, n) in enumerate(pieces))
 
@@ -435,23 +437,26 @@ class TaskWork:
                 acc.append(Access(res.mover("m", out=True), True, y[0], n_out, i, y[1]))
                 # the error input idles: the forward pass reads no error
             return [Work(tuple(acc), cfg=(("cfg_bwd", int(bwd)),))]
-        if kind == "concat":
-            # a converter pass per input: forward into the input's place in the output,
-            # backward the error of that place out to the input (where it needs one)
+        if kind in ("concat", "shuffle"):
+            # a converter pass per part (an input of a Concat, a channel of a shuffle):
+            # forward from its place in the input into its place in the output, backward the
+            # error of that place out to the input's (where the input needs one)
             parts = [p for p in u.info["parts"]
                      if task.what == "fp" or self.needs[p["tensor"]]]
             works = []
             for k, p in enumerate(parts):
                 src, n = self.canon(p["tensor"]), p["words"]
                 if task.what == "fp":
-                    acc = (*self.reads(res.mover("s"), board, item("act", src), n, i),
+                    acc = (*self.reads(res.mover("s"), board, item("act", src), n, i,
+                                       p["from"]),
                            Access(res.mover("m", out=True), True, y[0], n, i,
                                   y[1] + p["offset"]))
                 else:
                     e = loc(board, item("err", layer.output))
                     out = loc(board, contribution_item(src, layer.name))
                     acc = (Access(res.mover("s"), False, e[0], n, i, e[1] + p["offset"]),
-                           Access(res.mover("m", out=True), True, out[0], n, i, out[1]))
+                           Access(res.mover("m", out=True), True, out[0], n, i,
+                                  out[1] + p["from"]))
                 works.append(Work(acc, cfg=(("cfg_shift", p[task.what]),),
                                   ends_task=k == len(parts) - 1))
             return works

@@ -142,6 +142,7 @@ UNIT_RTL: Mapping[str, tuple[Part, ...]] = MappingProxyType({
                              "cfg_seed_image": "seed_image"}),),
     # the controller sets each pass's shift
     "concat": (Part(CONVERT, "Concat of layer {layer}", inputs={"cfg_shift": "shift"}),),
+    "shuffle": (Part(CONVERT, "channel shuffle of layer {layer}", inputs={"cfg_shift": "shift"}),),
     # one engine per direction: the engine accumulates its backward result into the buffer
     # its forward pass writes
     "pool": (_pool_part("fp", "forward"), _pool_part("bp", "backward")),

@@ -52,6 +52,7 @@ RTL_MAPPING: Mapping[Op, Rtl] = MappingProxyType({
     Op.RELU: Rtl("relu"),
     Op.DROPOUT: Rtl("dropout"),
     Op.CONCAT: Rtl("concat", refuse=_distinct_inputs),
+    Op.CHANNEL_SHUFFLE: Rtl("shuffle"),
     Op.MAXPOOL: Rtl("pool", "max"),
     Op.AVGPOOL: Rtl("pool", "avg"),
     Op.GLOBAL_AVGPOOL: Rtl("pool", "avg"),

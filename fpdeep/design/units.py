@@ -13,7 +13,7 @@ from typing import Any
 from fpdeep.design.mapping import RTL_MAPPING, Rtl
 from fpdeep.design.pool import PoolShape, pool_config
 from fpdeep.errors import FpdeepError
-from fpdeep.golden import dropout
+from fpdeep.golden import dropout, shuffle
 from fpdeep.golden.loss import LOSSES
 from fpdeep.hwlib import ADD, CONVERT, DROPOUT, FANOUT, LOSS, PSUM, RELU
 from fpdeep.ir import Layer, Network, Op
@@ -129,23 +129,42 @@ def _dropout_unit(network: Network, layer: Layer, rtl: Rtl, *, ident: str, board
                                   for what, (m, shift, t) in passes.items()}})
 
 
+def _converter_part(network: Network, layer: Layer, numerics: Numerics, tensor: str, *,
+                    start: int, offset: int, words: int) -> dict[str, Any]:
+    """A converter pass: ``words`` words of ``tensor`` from word ``start`` to word ``offset``
+    of the layer's output (backward the other way), with its forward and backward shifts."""
+    owner = _owner(network, tensor)
+    fp = numerics.fmt("act", owner).frac - numerics.fmt("act", layer.name).frac
+    bp = numerics.fmt("err", layer.name).frac - numerics.fmt("err", owner).frac
+    return {"tensor": tensor, "from": start, "offset": offset, "words": words,
+            "fp": CONVERT.encode("cfg_shift", fp), "bp": CONVERT.encode("cfg_shift", bp)}
+
+
 def _concat_unit(network: Network, layer: Layer, rtl: Rtl, *, ident: str, board: int,
                  numerics: Numerics) -> UnitDesign:
     """Concat as passes of a converter (docs/numerics.md §19): forward, each input into its
-    place in the output; backward, each place of the output's error to its input. Info
-    ``parts``: per input, its tensor, its offset in the output's words and the two shifts."""
-    owners = [_owner(network, t) for t in layer.inputs]
-    act_out = numerics.fmt("act", layer.name).frac
-    err_out = numerics.fmt("err", layer.name).frac
+    place in the output; backward, each place of the output's error to its input."""
     parts, offset = [], 0
-    for tensor, owner in zip(layer.inputs, owners, strict=True):
+    for tensor in layer.inputs:
         size = math.prod(network.tensors[tensor].shape)
-        parts.append({"tensor": tensor, "offset": offset, "words": size,
-                      "fp": CONVERT.encode("cfg_shift", numerics.fmt("act", owner).frac - act_out),
-                      "bp": CONVERT.encode("cfg_shift", err_out - numerics.fmt("err", owner).frac)})
+        parts.append(_converter_part(network, layer, numerics, tensor, start=0, offset=offset,
+                                     words=size))
         offset += size
     return UnitDesign("concat", layer.name, ident, board, {}, {}, {},
                       {"elements": offset, "parts": parts})
+
+
+def _shuffle_unit(network: Network, layer: Layer, rtl: Rtl, *, ident: str, board: int,
+                  numerics: Numerics) -> UnitDesign:
+    """Channel shuffle as a converter pass per channel plane (docs/numerics.md §20): output
+    channel c is input channel perm[c]; backward the other way."""
+    channels = layer.out_shape[0]
+    plane = math.prod(layer.out_shape[1:])
+    perm = shuffle.permutation(channels, layer.attrs.groups)
+    parts = [_converter_part(network, layer, numerics, layer.inputs[0], start=int(src) * plane,
+                             offset=c * plane, words=plane) for c, src in enumerate(perm)]
+    return UnitDesign("shuffle", layer.name, ident, board, {}, {}, {},
+                      {"elements": channels * plane, "parts": parts})
 
 
 def dropout_image_seed(image: int) -> int:
@@ -156,7 +175,7 @@ def dropout_image_seed(image: int) -> int:
 #: The unit design of each unit kind the RTL mapping names (engines, views and the loss are
 #: not layer units).
 _UNIT_MAKERS = {"relu": _relu_unit, "pool": _pool_unit, "add": _add_unit,
-                "dropout": _dropout_unit, "concat": _concat_unit}
+                "dropout": _dropout_unit, "concat": _concat_unit, "shuffle": _shuffle_unit}
 
 
 def fan_in_unit(tensor: str, shape: Sequence[int], *, ident: str, board: int) -> UnitDesign:

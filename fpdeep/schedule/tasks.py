@@ -203,7 +203,7 @@ _UNIT_CYCLES: dict[str, Callable[[Task], int]] = {
     "pool": lambda t: _engine_cycles(t) - 1,
     "relu": lambda t: t.elements + STREAM_OVERHEAD,
     "dropout": lambda t: t.elements + STREAM_OVERHEAD,
-    "concat": lambda t: t.elements + t.tensors * STREAM_OVERHEAD,
+    "convert": lambda t: t.elements + t.tensors * STREAM_OVERHEAD,  # Concat, shuffle
     "add": lambda t: t.elements + STREAM_OVERHEAD,
     "fanout": lambda t: t.elements + STREAM_OVERHEAD,
     "sgd": lambda t: t.elements + t.tensors * SGD_OVERHEAD,
@@ -593,10 +593,11 @@ def _unit_task(unit: UnitDesign | None, board: int, what: str, layer: str, image
         resource = f"{board}:{unit.ident}" + ("_bp" if rtl == "fanout" else "")
         return Task("unit", board, what, layer, image=image, elements=unit.info["elements"],
                     rtl=rtl, resource=resource)
-    if unit.kind == "concat":  # a converter pass per input (backward: per input needing one)
+    if unit.kind in ("concat", "shuffle"):  # a converter pass per part (backward: per part
+        # whose input needs an error)
         parts = [p for p in unit.info["parts"] if what == "fp" or needs[p["tensor"]]]
         return Task("unit", board, what, layer, image=image,
-                    elements=sum(p["words"] for p in parts), rtl="concat", tensors=len(parts),
+                    elements=sum(p["words"] for p in parts), rtl="convert", tensors=len(parts),
                     resource=f"{board}:{unit.ident}")
     info = unit.info
     n_in, n_out = (info["in"], info["out"]) if what == "fp" else (info["out"], info["in"])
