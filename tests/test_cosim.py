@@ -296,6 +296,19 @@ def test_residual_skip_across_boards_bit_exact(tmp_path):
     _check(simulate(out, RunConfig(batch=2, steps=2)), out)
 
 
+def _train_two_steps(net, path: Path, *, boards: int = 1, board="zcu102",
+                     infer: bool = True) -> dict:
+    """The ONNX net ``net`` (tests/golden_nets.OnnxNet) planned on ``boards`` boards at batch 2,
+    built in ``path`` and trained two steps (then a forward-only pass), checked."""
+    onnx_file = path.with_suffix(".onnx")
+    network, _ = net.load(onnx_file)
+    plan = fpdeep.plan(network, fpdeep.make_cluster(board=board, boards=boards), batch=2)
+    write_build(network, plan, path, model_files={"model.onnx": onnx_file.read_bytes()})
+    result = simulate(path, RunConfig(batch=2, steps=2), host_checks={"infer": infer})
+    _check(result, path)
+    return result
+
+
 def test_a_dropout_layer_trains_bit_exact_and_is_off_in_the_forward_only_pass(tmp_path):
     """The Dropout unit draws the golden model's masks: per image (the controller's seed term)
     and per step (the host's DRAW_STEP register), so two steps on the same batch drop
@@ -309,14 +322,7 @@ def test_a_dropout_layer_trains_bit_exact_and_is_off_in_the_forward_only_pass(tm
     net.node("Dropout", [net.last, "ratio"], net.shape[net.last])
     net.flatten()
     net.fc(5)
-    network, _ = net.load(tmp_path / "drop.onnx")
-    plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=1), batch=2)
-    out = tmp_path / "drop"
-    write_build(network, plan, out,
-                model_files={"model.onnx": (tmp_path / "drop.onnx").read_bytes()})
-    result = simulate(out, RunConfig(batch=2, steps=2), host_checks={"infer": True})
-    _check(result, out)
-    assert result["inference_cycles"] > 0
+    assert _train_two_steps(net, tmp_path / "drop")["inference_cycles"] > 0
 
 
 def test_a_squeezenet_fire_module_trains_bit_exact_on_two_boards(tmp_path):
@@ -335,13 +341,7 @@ def test_a_squeezenet_fire_module_trains_bit_exact_on_two_boards(tmp_path):
     net.node("Concat", [a, b], (6, 6, 6), axis=1)
     net.flatten()
     net.fc(5)
-    network, _ = net.load(tmp_path / "fire.onnx")
-    plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=2), batch=2)
-    out = tmp_path / "fire"
-    write_build(network, plan, out,
-                model_files={"model.onnx": (tmp_path / "fire.onnx").read_bytes()})
-    result = simulate(out, RunConfig(batch=2, steps=2), host_checks={"infer": True})
-    _check(result, out)
+    _train_two_steps(net, tmp_path / "fire", boards=2)
 
 
 def test_a_channel_shuffle_trains_bit_exact(tmp_path):
@@ -357,13 +357,7 @@ def test_a_channel_shuffle_trains_bit_exact(tmp_path):
     net.relu()
     net.flatten()
     net.fc(5)
-    network, _ = net.load(tmp_path / "shuffle.onnx")
-    assert fpdeep.ir.Op.CHANNEL_SHUFFLE in {layer.op for layer in network.layers}
-    plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=1), batch=2)
-    out = tmp_path / "shuffle"
-    write_build(network, plan, out,
-                model_files={"model.onnx": (tmp_path / "shuffle.onnx").read_bytes()})
-    _check(simulate(out, RunConfig(batch=2, steps=2), host_checks={"infer": True}), out)
+    _train_two_steps(net, tmp_path / "shuffle")
 
 
 def test_a_thousand_class_head_trains_bit_exact(tmp_path):
@@ -381,14 +375,8 @@ def test_a_thousand_class_head_trains_bit_exact(tmp_path):
     net.relu()
     net.flatten()
     net.fc(1000)
-    network, _ = net.load(tmp_path / "head.onnx")
-    board = replace(get_board("zcu102"), dsp=64)
-    plan = fpdeep.plan(network, fpdeep.make_cluster(board=board, boards=1), batch=2)
-    out = tmp_path / "head"
-    write_build(network, plan, out,
-                model_files={"model.onnx": (tmp_path / "head.onnx").read_bytes()})
-    result = simulate(out, RunConfig(batch=2, steps=2))
-    _check(result, out)
+    result = _train_two_steps(net, tmp_path / "head", board=replace(get_board("zcu102"), dsp=64),
+                              infer=False)
     assert result["cycles"][0] > 2 * 1000 * 52  # the loss unit ran over every class
 
 
