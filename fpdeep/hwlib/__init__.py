@@ -5,10 +5,15 @@ from __future__ import annotations
 from fpdeep.hwlib.library import (
     ADD,
     AXIL_SLAVE,
+    CRC32,
     CSR,
     ENGINE,
     FANOUT,
     FOLDERS,
+    LINK_CHANNEL,
+    LINK_DEFRAMER,
+    LINK_END,
+    LINK_FRAMER,
     LINK_MODEL,
     LINK_PACK,
     LINK_RX,
@@ -33,7 +38,8 @@ from fpdeep.hwlib.library import (
 )
 from fpdeep.hwlib.signature import Module, Port, Signal, Stream
 
-__all__ = ["ADD", "AXIL_SLAVE", "CSR", "ENGINE", "FANOUT", "FOLDERS", "LINK_MODEL", "LINK_PACK",
+__all__ = ["ADD", "AXIL_SLAVE", "CRC32", "CSR", "ENGINE", "FANOUT", "FOLDERS", "LINK_CHANNEL",
+           "LINK_DEFRAMER", "LINK_END", "LINK_FRAMER", "LINK_MODEL", "LINK_PACK",
            "LINK_RX", "LINK_TX", "LINK_UNPACK", "LOOP_NEST", "LOSS", "MAC_ARRAY", "MODULES",
            "POOL", "PSUM", "RELU", "REQUANT", "SDP_RAM", "SGD", "SHIFT_WIDTH", "SKID_BUFFER",
            "STREAM_FIFO", "TENSOR_WALKER", "Module", "Port", "Signal", "Stream", "compile_order",
