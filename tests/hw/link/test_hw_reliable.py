@@ -50,3 +50,8 @@ def test_stuck_link_is_reported(run_testbench):
         parameters=SMALL,
         test_module="tb_stuck",
     )
+
+
+def test_deframer_against_python_frames(run_testbench):
+    run_testbench(toplevel="fpdeep_link_deframer",
+                  parameters={"MAXLEN": 8, "RXD": 32}, test_module="tb_deframer")
