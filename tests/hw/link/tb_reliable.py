@@ -8,8 +8,10 @@ never exceeds its buffer."""
 
 from __future__ import annotations
 
+import json
 import random
 import zlib
+from pathlib import Path
 
 import cocotb
 from fpdeep_tb import reset, signed, tb_args
@@ -46,6 +48,7 @@ class FrameWatch:
         self.ready = getattr(dut, f"{prefix}_ready") if has_ready else None
         self.width = width
         self.words: list[int] = []
+        self.total = 0   # words that crossed, of every frame
         self.good: list[dict[str, int]] = []   # headers of good frames, with "payload"
         self.bad = 0
         self.done = True
@@ -57,6 +60,7 @@ class FrameWatch:
         if not self.valid.value or (self.ready is not None and not self.ready.value):
             return
         self.words.append(int(self.data.value))
+        self.total += 1
         if not self.last.value:
             return
         *body, trailer = self.words
@@ -138,11 +142,12 @@ async def tensors_cross_a_faulty_link_exactly(dut):
     rng = random.Random(int(args.get("seed", 1)))
     await configure(dut, args)
     count, longest = int(args.get("tensors", 12)), int(args.get("longest", 40))
-    stall = float(args.get("stall", 0.2))
+    stall, idle = float(args.get("stall", 0.2)), float(args.get("idle", 0.2))
     ab, ab_tags = tensors(rng, count, width, longest)
-    ba, ba_tags = tensors(rng, count, width, longest)
-    sources = [PacketSource(dut, A_IN, ab, rng=rng, idle=0.2, side={"tag": ab_tags}),
-               PacketSource(dut, B_IN, ba, rng=rng, idle=0.2, side={"tag": ba_tags})]
+    # one way: B sends nothing, its link carries only acknowledgements and credits
+    ba, ba_tags = tensors(rng, 0 if args.get("one_way") else count, width, longest)
+    sources = [PacketSource(dut, A_IN, ab, rng=rng, idle=idle, side={"tag": ab_tags}),
+               PacketSource(dut, B_IN, ba, rng=rng, idle=idle, side={"tag": ba_tags})]
     sinks = [StreamSink(dut, B_OUT, rng=rng, stall=stall, expect=len(ab_tags)),
              StreamSink(dut, A_OUT, rng=rng, stall=stall, expect=len(ba_tags))]
     sent = FrameWatch(dut, "ab_tx", width)
@@ -159,6 +164,10 @@ async def tensors_cross_a_faulty_link_exactly(dut):
     fault = faults(dut, "ab")
     dut._log.info("cycles %d, A %s, B %s, channel A->B %s, channel B->A %s, B held at most %d",
                   cycles, a, b, fault, faults(dut, "ba"), received.most)
+    if "report" in args:   # for bench/link_ber.py
+        Path(args["report"]).write_text(json.dumps({
+            "cycles": cycles, "payload_words": len(ab_tags), "link_words": sent.total,
+            "a": a, "b": b, "ab": fault, "ba": faults(dut, "ba")}))
     # the framer's CRCs are zlib's, and the receiver sees what the channel did
     assert sent.bad == 0, f"{sent.bad} frames left the framer with a wrong CRC"
     assert all(h["len"] == h["payload"] <= int(params["MAXLEN"]) for h in sent.good)
