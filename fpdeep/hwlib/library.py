@@ -260,7 +260,7 @@ LINK_DEFRAMER = Module(
     "fpdeep_link_deframer", "link",
     "reliable link, receiving: CRC check, in-order frames kept, ACK / NAK / credit asked for",
     {k: v for k, v in _RELIABLE.items() if k not in ("FW", "RD")},
-    (*CLOCKED, sink("s", "W"), source("m", "W", side=_TAGGED),
+    (*CLOCKED, config("cfg_holdoff", 32), sink("s", "W"), source("m", "W", side=_TAGGED),
      *_acknowledgements(_out),
      *_counters("frames", "crc_errors", "discards"), _out("overflow")),
     uses=("fpdeep_crc32",))
@@ -269,8 +269,8 @@ LINK_END = Module(
     "fpdeep_link_end", "link",
     "one board's side of a reliable link: framer out on `tx`, deframer in on `rx`, counters",
     _RELIABLE,
-    (*CLOCKED, *_TIMERS, sink("s", "W", side=_TAGGED), source("m", "W", side=_TAGGED),
-     source("tx", "W"), sink("rx", "W"),
+    (*CLOCKED, *_TIMERS, config("cfg_holdoff", 32), sink("s", "W", side=_TAGGED),
+     source("m", "W", side=_TAGGED), source("tx", "W"), sink("rx", "W"),
      *_counters("tx_frames", "tx_replays", "tx_timeouts", "tx_credit_stalls", "rx_frames",
                 "rx_crc_errors", "rx_discards"), _out("stuck"), _out("overflow")),
     uses=("fpdeep_link_framer", "fpdeep_link_deframer"))

@@ -6,8 +6,10 @@
 // back. Kept payload leaves on m_* with its tag and the packet's last flag.
 //
 // What the local framer is asked to tell the peer (adv_*): an ACK for a kept frame or a
-// repeat of one already kept; a NAK, once until the next kept frame, for a data frame with a
-// bad CRC or past a lost one; the credit limit, payload words since reset that fit in the
+// repeat of one already kept; a NAK for a data frame with a bad CRC or past a lost one, not
+// again within cfg_holdoff cycles (about a round trip: the replay it asked for is on its way)
+// unless a frame was kept since, so that a spoilt replay is asked for again without waiting
+// for the sender's timeout; the credit limit, payload words since reset that fit in the
 // RXD-word buffer. A good control frame from the peer is passed to the framer (peer_*).
 // `overflow` (sticky) rises if a frame the buffer has no room for would have been kept:
 // the peer broke the credit rule.
@@ -22,6 +24,7 @@ module fpdeep_link_deframer #(
 ) (
     input  wire logic            clk,
     input  wire logic            rst,
+    input  wire logic [31:0]     cfg_holdoff,   // cycles before a NAK is repeated
     input  wire logic [W-1:0]    s_data,
     input  wire logic            s_last,
     input  wire logic            s_valid,
@@ -59,7 +62,8 @@ module fpdeep_link_deframer #(
     logic [31:0]     h_credit;
     logic            writing;            // an in-sequence data frame: its payload is written
     logic            no_room;            // a payload word found the buffer full
-    logic            nak_sent;
+    logic            nak_sent;           // since the last kept frame
+    logic [31:0]     since_nak;
     logic [SEQW-1:0] expected;
     logic [31:0]     crc, crc_next;
 
@@ -102,6 +106,7 @@ module fpdeep_link_deframer #(
             writing <= 1'b0;
             no_room <= 1'b0;
             nak_sent <= 1'b0;
+            since_nak <= '0;
             expected <= '0;
             crc <= '1;
             peer_valid <= 1'b0;
@@ -119,6 +124,7 @@ module fpdeep_link_deframer #(
             peer_valid <= 1'b0;
             adv_ack    <= 1'b0;
             adv_nak    <= 1'b0;
+            if (since_nak != '1) since_nak <= since_nak + 1'b1;
             if (s_valid && !s_last) begin
                 crc <= crc_next;
                 if (at_head) begin
@@ -158,9 +164,10 @@ module fpdeep_link_deframer #(
                 end
                 // a data frame lost or spoilt (control frames have no payload): ask again
                 if (((!good && count != '0) || (good && h_type == DATA && !in_seq && ahead))
-                    && !nak_sent) begin
-                    adv_nak  <= 1'b1;
-                    nak_sent <= 1'b1;
+                    && (!nak_sent || since_nak >= cfg_holdoff)) begin
+                    adv_nak   <= 1'b1;
+                    nak_sent  <= 1'b1;
+                    since_nak <= '0;
                 end
                 if (good && h_type != DATA) begin
                     peer_valid  <= 1'b1;

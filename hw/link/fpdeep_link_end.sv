@@ -20,6 +20,7 @@ module fpdeep_link_end #(
     input  wire logic [31:0]     cfg_timeout,
     input  wire logic [31:0]     cfg_stuck,
     input  wire logic [31:0]     cfg_refresh,
+    input  wire logic [31:0]     cfg_holdoff,
     input  wire logic [W-1:0]    s_data,
     input  wire logic [TAGW-1:0] s_tag,
     input  wire logic            s_last,
@@ -61,7 +62,8 @@ module fpdeep_link_end #(
         .credit_stalls(tx_credit_stalls), .stuck);
 
     fpdeep_link_deframer #(.W(W), .TAGW(TAGW), .SEQW(SEQW), .MAXLEN(MAXLEN), .RXD(RXD)) u_rx (
-        .clk, .rst, .s_data(rx_data), .s_last(rx_last), .s_valid(rx_valid), .s_ready(rx_ready),
+        .clk, .rst, .cfg_holdoff,
+        .s_data(rx_data), .s_last(rx_last), .s_valid(rx_valid), .s_ready(rx_ready),
         .m_data, .m_tag, .m_last, .m_valid, .m_ready,
         .peer_valid, .peer_nak, .peer_seq, .peer_credit, .adv_ack, .adv_nak, .adv_seq,
         .adv_credit, .frames(rx_frames), .crc_errors(rx_crc_errors), .discards(rx_discards),

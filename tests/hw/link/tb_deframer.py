@@ -1,6 +1,7 @@
 """cocotb test of fpdeep_link_deframer alone, fed frames that Python builds from the format in
 fpdeep_link_framer's header comment with zlib's crc32: good frames in sequence are passed on
-and acknowledged; a spoilt frame is counted and NAKed once; frames past a gap are dropped;
+and acknowledged; a spoilt frame is counted and NAKed, not again within the hold-off; frames
+past a gap are dropped;
 a repeat is acknowledged again; control frames reach the framer side; a frame that breaks the
 credit rule raises `overflow`."""
 
@@ -75,6 +76,8 @@ async def deframer_keeps_good_frames_in_sequence(dut):
     for port in LINK_DEFRAMER.ports(**params):
         if port.direction == "input" and port.name not in ("clk", "rst"):
             getattr(dut, port.name).value = 0
+    holdoff = 200
+    dut.cfg_holdoff.value = holdoff
     await reset(dut)
     bench = Bench(dut, rng)
     await bench.settle(2)
@@ -97,6 +100,11 @@ async def deframer_keeps_good_frames_in_sequence(dut):
     await bench.settle()
     assert count(dut, "crc_errors") == 1 and count(dut, "discards") == 1
     assert bench.pulses == {"adv_ack": 1, "adv_nak": 1} and len(bench.out) == 3
+    # the replay spoilt too, a round trip later: asked for again
+    await bench.settle(holdoff)
+    await bench.send(spoilt)
+    await bench.settle()
+    assert count(dut, "crc_errors") == 2 and bench.pulses["adv_nak"] == 2
 
     # the replay is kept; a repeat of it is dropped and acknowledged again
     await bench.send(frame(DATA, 1, p1, top=6))
@@ -117,7 +125,7 @@ async def deframer_keeps_good_frames_in_sequence(dut):
     await bench.send(frame(DATA, 2, [4, 5, 6], length=4))
     await bench.send(frame(DATA, 2, []))
     await bench.settle()
-    assert count(dut, "crc_errors") == 3 and count(dut, "frames") == 2
+    assert count(dut, "crc_errors") == 4 and count(dut, "frames") == 2
 
     # no reader: the buffer fills; a frame past the credit raises overflow and is not kept
     bench.reading = False

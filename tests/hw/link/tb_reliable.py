@@ -127,6 +127,7 @@ async def configure(dut, args: dict) -> None:
     dut.cfg_timeout.value = int(args.get("timeout", 200))
     dut.cfg_stuck.value = int(args.get("stuck", 5000))
     dut.cfg_refresh.value = int(args.get("refresh", 400))
+    dut.cfg_holdoff.value = int(args.get("holdoff", 100))
     for s in ("a_s", "b_s"):
         getattr(dut, f"{s}_valid").value = 0
     for m in ("a_m", "b_m"):
