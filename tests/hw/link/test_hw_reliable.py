@@ -26,18 +26,19 @@ def test_crc32_is_zlibs(run_testbench, width):
     run_testbench(toplevel="fpdeep_crc32", parameters={"W": width}, test_module="tb_crc32")
 
 
-@pytest.mark.parametrize(("case", "faults"), [
-    ("clean", {}),
-    ("ber-1e-4", {"ber": 1e-4}),
-    ("ber-1e-3", {"ber": 1e-3}),
-    ("drops", {"drop": 0.1, "tensors": 24}),
-    ("slow-reader", {"stall": 0.85, "num": 2, "den": 3}),
+@pytest.mark.parametrize(("case", "width", "faults"), [
+    ("clean", 64, {}),
+    ("clean", 128, {}),   # the demo board's link port
+    ("ber-1e-4", 64, {"ber": 1e-4}),
+    ("ber-1e-3", 64, {"ber": 1e-3}),
+    ("drops", 64, {"drop": 0.1, "tensors": 24}),
+    ("slow-reader", 64, {"stall": 0.85, "num": 2, "den": 3}),
 ])
-def test_reliable_link(run_testbench, case, faults):
+def test_reliable_link(run_testbench, case, width, faults):
     run_testbench(
         toplevel="fpdeep_link_pair",
         sources=[*hw_sources("fpdeep_link_end", "fpdeep_link_channel"), HARNESS],
-        parameters=SMALL,
+        parameters={**SMALL, "W": width},
         test_module="tb_reliable",
         tb_args={"seed": 7, **faults},
     )
