@@ -254,7 +254,7 @@ LINK_FRAMER = Module(
     (*CLOCKED, *_TIMERS, sink("s", "W", side=_TAGGED), source("m", "W"),
      *_acknowledgements(_in),
      *_counters("frames", "replays", "timeouts", "credit_stalls"), _out("stuck")),
-    uses=("fpdeep_crc32",))
+    uses=("fpdeep_sdp_ram", "fpdeep_crc32"))
 
 LINK_DEFRAMER = Module(
     "fpdeep_link_deframer", "link",
@@ -263,7 +263,7 @@ LINK_DEFRAMER = Module(
     (*CLOCKED, config("cfg_holdoff", 32), sink("s", "W"), source("m", "W", side=_TAGGED),
      *_acknowledgements(_out),
      *_counters("frames", "crc_errors", "discards"), _out("overflow")),
-    uses=("fpdeep_crc32",))
+    uses=("fpdeep_sdp_ram", "fpdeep_crc32"))
 
 LINK_END = Module(
     "fpdeep_link_end", "link",

@@ -50,7 +50,6 @@ module fpdeep_link_deframer #(
     localparam int XW = $clog2(RXD);
     localparam logic [1:0] DATA = 2'd0, NAK = 2'd2;
 
-    logic [TAGW+W:0] buffer [RXD];       // {tag, last, data}
     logic [31:0]     wr_ptr, kept_ptr, rd_ptr;   // words since reset: written, kept, read
 
     logic            at_head;            // the next word starts a frame
@@ -83,14 +82,20 @@ module fpdeep_link_deframer #(
     wire logic has_room  = (wr_ptr - rd_ptr) != 32'(RXD);
     wire logic word_in   = s_valid && !s_last && !at_head;
 
+    // The receive buffer, {tag, last, data}, in block RAM read a cycle ahead so that it always
+    // shows the word at rd_ptr; a word is kept (and so read) only a cycle after it was written.
+    wire logic        read     = m_valid && m_ready;
+    wire logic [31:0] rd_next  = rd_ptr + 32'(read);
+    wire logic        write    = word_in && writing && has_room;
+    fpdeep_sdp_ram #(.WIDTH(TAGW + 1 + W), .DEPTH(RXD), .RAM_STYLE("block")) u_buffer (
+        .clk, .wr_en(write), .wr_addr(wr_ptr[XW-1:0]),
+        .wr_data({h_tag, h_last && (count + 1'b1 == h_len), s_data}),
+        .rd_en(1'b1), .rd_addr(rd_next[XW-1:0]), .rd_data({m_tag, m_last, m_data}));
     assign m_valid = (rd_ptr != kept_ptr);
-    assign {m_tag, m_last, m_data} = buffer[rd_ptr[XW-1:0]];
     assign adv_seq    = expected;
     assign adv_credit = rd_ptr + 32'(RXD);
 
     always_ff @(posedge clk) begin
-        if (word_in && writing && has_room)
-            buffer[wr_ptr[XW-1:0]] <= {h_tag, h_last && (count + 1'b1 == h_len), s_data};
         if (rst) begin
             wr_ptr <= '0;
             kept_ptr <= '0;
@@ -120,7 +125,7 @@ module fpdeep_link_deframer #(
             discards <= '0;
             overflow <= 1'b0;
         end else begin
-            if (m_valid && m_ready) rd_ptr <= rd_ptr + 1'b1;
+            rd_ptr     <= rd_next;
             peer_valid <= 1'b0;
             adv_ack    <= 1'b0;
             adv_nak    <= 1'b0;
@@ -140,7 +145,7 @@ module fpdeep_link_deframer #(
                     at_head  <= 1'b0;
                 end else begin
                     count <= count + 1'b1;
-                    if (writing && has_room) wr_ptr <= wr_ptr + 1'b1;
+                    if (write) wr_ptr <= wr_ptr + 1'b1;
                     if (writing && !has_room) no_room <= 1'b1;
                 end
             end

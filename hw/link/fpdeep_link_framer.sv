@@ -62,8 +62,7 @@ module fpdeep_link_framer #(
     localparam logic [1:0] DATA = 2'd0, ACK = 2'd1, NAK = 2'd2, CREDIT = 2'd3;
     typedef enum logic [1:0] {IDLE, HEAD, BODY, TAIL} state_t;
 
-    // replay buffer (payload offset mod RD) and the frames in it (sequence number mod NF)
-    logic [W-1:0]    replay     [RD];
+    // the frames in the replay buffer (sequence number mod NF)
     logic [31:0]     slot_start [NF];
     logic [15:0]     slot_len   [NF];
     logic [TAGW-1:0] slot_tag   [NF];
@@ -125,7 +124,7 @@ module fpdeep_link_framer #(
     always_comb begin
         case (state)
             HEAD:    m_data = W'({header_top, cur_len, 8'(cur_seq), 5'd0, cur_last, cur_type});
-            BODY:    m_data = replay[cur_addr];
+            BODY:    m_data = replay_word;
             default: m_data = W'(crc_sum);
         endcase
     end
@@ -137,11 +136,24 @@ module fpdeep_link_framer #(
     fpdeep_crc32 #(.W(W)) u_crc (.crc_in(crc), .data(m_data), .crc_out(crc_next));
 
     wire logic [FW-1:0] start_slot = start_seq[FW-1:0];
+
+    // The replay buffer (payload offset mod RD) in block RAM, read a cycle ahead so that it
+    // always shows the word at cur_addr. A frame is read only once whole, so every word it
+    // reads was written at least a cycle before.
+    logic [RW-1:0] addr_next;
+    logic [W-1:0]  replay_word;
+    always_comb begin
+        addr_next = cur_addr;
+        if (moved && state == BODY) addr_next = cur_addr + 1'b1;
+        if (boundary && !control_due && data_ready) addr_next = slot_start[start_slot][RW-1:0];
+    end
+    fpdeep_sdp_ram #(.WIDTH(W), .DEPTH(RD), .RAM_STYLE("block")) u_replay (
+        .clk, .wr_en(take), .wr_addr(wr_off[RW-1:0]), .wr_data(s_data),
+        .rd_en(1'b1), .rd_addr(addr_next), .rd_data(replay_word));
     wire logic has_work = s_valid || ing_len != '0 || ing_seq != acked_seq;
 
     always_ff @(posedge clk) begin
         if (take) begin
-            replay[wr_off[RW-1:0]] <= s_data;
             if (close) begin
                 slot_start[ing_seq[FW-1:0]] <= ing_start;
                 slot_len[ing_seq[FW-1:0]]   <= ing_len + 1'b1;
@@ -218,12 +230,12 @@ module fpdeep_link_framer #(
             if (adv_ack) ack_pending <= 1'b1;
             if (adv_nak) nak_pending <= 1'b1;
             since_control <= since_control + 1'b1;
+            cur_addr <= addr_next;
             if (moved) begin
                 crc <= crc_next;
                 case (state)
                     HEAD: state <= (cur_len == '0) ? TAIL : BODY;
                     BODY: begin
-                        cur_addr <= cur_addr + 1'b1;
                         cur_sent <= cur_sent + 1'b1;
                         if (cur_sent + 1'b1 == cur_len) state <= TAIL;
                     end
@@ -249,7 +261,6 @@ module fpdeep_link_framer #(
                     cur_type <= DATA;
                     cur_seq  <= start_seq;
                     cur_len  <= slot_len[start_slot];
-                    cur_addr <= slot_start[start_slot][RW-1:0];
                     cur_tag  <= slot_tag[start_slot];
                     cur_last <= slot_last[start_slot];
                     send_seq <= start_seq + 1'b1;
