@@ -93,9 +93,9 @@ module fpdeep_link_framer #(
     wire logic [SEQW-1:0] newly     = peer_seq - acked_seq;
     wire logic ack_moves    = peer_valid && newly != '0 && newly <= in_flight;
     wire logic credit_moves = peer_valid && $signed(peer_credit - credit_limit) > 0;
-    // where the acknowledged frames end: the start of the next one (gathered or not)
     wire logic nak_now   = peer_valid && peer_nak && peer_seq != high_seq;
     wire logic timed_out = !ack_moves && in_flight != '0 && since_ack >= cfg_timeout;
+    // where the acknowledged frames end: the start of the next one (gathered or not)
     wire logic [31:0] ack_off = (peer_seq == ing_seq) ? ing_start
                                                       : slot_start[peer_seq[FW-1:0]];
 
@@ -114,7 +114,8 @@ module fpdeep_link_framer #(
     logic [1:0]      cur_type;
     logic [SEQW-1:0] cur_seq;
     logic [15:0]     cur_len, cur_sent;
-    logic [RW-1:0]   cur_addr;
+    logic [RW-1:0]   cur_addr, addr_next;
+    logic [W-1:0]    replay_word;        // the replay buffer's word at cur_addr
     logic [TAGW-1:0] cur_tag;
     logic            cur_last;
     logic [31:0]     cur_credit, crc, crc_next;
@@ -140,8 +141,6 @@ module fpdeep_link_framer #(
     // The replay buffer (payload offset mod RD) in block RAM, read a cycle ahead so that it
     // always shows the word at cur_addr. A frame is read only once whole, so every word it
     // reads was written at least a cycle before.
-    logic [RW-1:0] addr_next;
-    logic [W-1:0]  replay_word;
     always_comb begin
         addr_next = cur_addr;
         if (moved && state == BODY) addr_next = cur_addr + 1'b1;
