@@ -230,7 +230,7 @@ CRC32 = Module(
 
 #: The reliable link's parameters: link word, tag, sequence number bits, 2^FW frames in
 #: flight, payload words a frame, replay and receive buffer words.
-_RELIABLE = {"W": 64, "TAGW": 16, "SEQW": 8, "FW": 4, "MAXLEN": 64, "RD": 1024, "RXD": 256}
+_RELIABLE = {"W": 64, "TAGW": 16, "SEQW": 8, "FW": 4, "MAXLEN": 64, "RD": 1024, "RXD": 1024}
 _TIMERS = (config("cfg_timeout", 32), config("cfg_stuck", 32), config("cfg_refresh", 32))
 _TAGGED = (("tag", "TAGW"),)
 

@@ -20,7 +20,7 @@ module fpdeep_link_deframer #(
     parameter int TAGW   = 16,
     parameter int SEQW   = 8,
     parameter int MAXLEN = 64,    // the framer's; longer frames are refused. RXD >= MAXLEN
-    parameter int RXD    = 256    // receive buffer words, a power of two
+    parameter int RXD    = 1024   // receive buffer words, a power of two; a round trip of words
 ) (
     input  wire logic            clk,
     input  wire logic            rst,

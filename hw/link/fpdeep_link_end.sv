@@ -13,7 +13,7 @@ module fpdeep_link_end #(
     parameter int FW     = 4,
     parameter int MAXLEN = 64,
     parameter int RD     = 1024,
-    parameter int RXD    = 256
+    parameter int RXD    = 1024
 ) (
     input  wire logic            clk,
     input  wire logic            rst,
