@@ -56,3 +56,9 @@ def test_stuck_link_is_reported(run_testbench):
 def test_deframer_against_python_frames(run_testbench):
     run_testbench(toplevel="fpdeep_link_deframer",
                   parameters={"MAXLEN": 8, "RXD": 32}, test_module="tb_deframer")
+
+
+def test_channel_errors_and_drops_at_their_rates(run_testbench):
+    run_testbench(toplevel="fpdeep_link_channel", parameters={"W": 64},
+                  test_module="tb_channel",
+                  tb_args={"seed": 5, "ber": 1e-3, "drop": 0.05, "frames": 1500})
