@@ -14,6 +14,7 @@ from fpdeep.hwlib.library import (
     LINK_DEFRAMER,
     LINK_END,
     LINK_FRAMER,
+    LINK_KEEP,
     LINK_MODEL,
     LINK_PACK,
     LINK_RX,
@@ -39,7 +40,7 @@ from fpdeep.hwlib.library import (
 from fpdeep.hwlib.signature import Module, Port, Signal, Stream
 
 __all__ = ["ADD", "AXIL_SLAVE", "CRC32", "CSR", "ENGINE", "FANOUT", "FOLDERS", "LINK_CHANNEL",
-           "LINK_DEFRAMER", "LINK_END", "LINK_FRAMER", "LINK_MODEL", "LINK_PACK",
+           "LINK_DEFRAMER", "LINK_END", "LINK_FRAMER", "LINK_KEEP", "LINK_MODEL", "LINK_PACK",
            "LINK_RX", "LINK_TX", "LINK_UNPACK", "LOOP_NEST", "LOSS", "MAC_ARRAY", "MODULES",
            "POOL", "PSUM", "RELU", "REQUANT", "SDP_RAM", "SGD", "SHIFT_WIDTH", "SKID_BUFFER",
            "STREAM_FIFO", "TENSOR_WALKER", "Module", "Port", "Signal", "Stream", "compile_order",

@@ -223,6 +223,13 @@ LINK_UNPACK = Module(
     (*CLOCKED, sink("s", "TW", side=_BEAT_SIDE), source("m", "WW")),
     derived={"N": "TW//WW", "CW": "clog2(N+1)"})
 
+LINK_KEEP = Module(
+    "fpdeep_link_keep", "link",
+    "a link port beat's keep flags from the last flags of its link words",
+    {"WW": 18, "TW": 128, "LAST": 16},
+    (_in("data", "TW", DATA), _out("keep", "TW//8", DATA)),
+    derived={"N": "TW//WW"})
+
 CRC32 = Module(
     "fpdeep_crc32", "link",
     "CRC-32 (IEEE 802.3, zlib's) register after one W-bit word, bytes little-endian",
@@ -308,13 +315,18 @@ AXIL_SLAVE = Module(
 CSR = Module(
     "fpdeep_csr", "csr",
     "control and status registers (generated from fpdeep_csr.rdl): start, soft reset, mode, "
-    "batch; status, step, cycle, busy, stall and window counters, stalled unit",
+    "batch; status, step, cycle, busy, stall and window counters, stalled unit, the links' "
+    "counters and flags",
     # N: counted engines and units; ADDR_W: byte address bits (the map needs 12)
     {"N": 1, "DESIGN_HASH": 0, "ADDR_W": 12},
     (*_CLOCKED_N, *axi_lite_slave("s_axil", "ADDR_W"),
      _out("start"), _out("soft_reset"), _out("mode"), _out("batch", 16, DATA),
      _in("state", 2, DATA), _in("error_code", 8, DATA), _in("step_count", 32, DATA),
      _in("cycle_count", 64, DATA), _in("stalled_unit", 16, DATA),
+     *(_in(f"{side}_{name}", 32, DATA) for side in ("east", "west")
+       for name in ("tx_frames", "tx_replays", "tx_timeouts", "tx_credit_stalls", "rx_frames",
+                    "rx_crc_errors")),
+     *(_in(f"{side}_{name}") for side in ("east", "west") for name in ("stuck", "overflow")),
      _in("busy_count", "N*32", DATA), _in("stall_count", "N*32", DATA),
      _in("window_count", "N*32", DATA)),
     uses=("fpdeep_axil_slave",))
@@ -401,7 +413,8 @@ BOARD_CTL = Module(
     (*CLOCKED, _in("start"), _in("mode_in"), _out("go"), _out("mode"), _out("cancel"),
      _in("written", "NB", DATA), _in("programmed", "NRES", DATA),
      _in("finished", "NRES", DATA), _in("waiting", "NRES", DATA), _in("running", "NRES", DATA),
-     _in("active", "NRES", DATA), _in("progress"), _in("frame_error"), _in("host_fault"),
+     _in("active", "NRES", DATA), _in("progress"), _in("frame_error"), _in("link_fault"),
+     _in("host_fault"),
      _in("host_code", 8, DATA),
      _out("state", 2, DATA), _out("error_code", 8, DATA), _out("step_count", 32, DATA),
      _out("cycle_count", 64, DATA), _out("stalled_unit", 16, DATA),
@@ -417,7 +430,7 @@ RESET_SYNC = Module(
 MODULES: Mapping[str, Module] = MappingProxyType({m.name: m for m in (
     SKID_BUFFER, STREAM_FIFO, SDP_RAM, REQUANT, LOOP_NEST, TENSOR_WALKER, MAC_ARRAY, ENGINE,
     POOL, RELU, ADD, FANOUT, PSUM, LOSS, SGD, LINK_TX, LINK_RX, LINK_PACK, LINK_UNPACK,
-    CRC32, LINK_FRAMER, LINK_DEFRAMER, LINK_END, AXIL_SLAVE, CSR,
+    LINK_KEEP, CRC32, LINK_FRAMER, LINK_DEFRAMER, LINK_END, AXIL_SLAVE, CSR,
     STORE, MOVER_RD, MOVER_WR, SEQUENCER, HOST, BOARD_CTL, RESET_SYNC, LINK_MODEL,
     LINK_CHANNEL)})
 
