@@ -15,7 +15,9 @@
 // Control frames (header and trailer only) tell the peer what the local deframer asks
 // (adv_*): the next frame it expects and its credit limit; they go between data frames, NAK
 // before ACK before credit, and at least every cfg_refresh cycles, so a lost one is
-// repaired. `stuck` (sticky) rises when there is work but neither ACKs nor credits have
+// repaired. New credit goes at once when it amounts to a frame, else only while no data
+// frame waits and not within MAXLEN cycles of the last control frame: a reader that drains a
+// word at a time would otherwise fill the line with credit frames that hold data back. `stuck` (sticky) rises when there is work but neither ACKs nor credits have
 // moved for cfg_stuck cycles, e.g. when the peer never returns credits.
 `default_nettype none
 
@@ -106,8 +108,9 @@ module fpdeep_link_framer #(
     wire logic data_ready  = start_seq != ing_seq;
     wire logic [31:0] credit_gain = adv_credit - sent_credit;
     wire logic control_due = nak_pending || ack_pending || since_control >= cfg_refresh
-                             || (credit_gain != '0
-                                 && (!data_ready || credit_gain >= 32'(MAXLEN)));
+                             || credit_gain >= 32'(MAXLEN)
+                             || (credit_gain != '0 && !data_ready
+                                 && since_control >= 32'(MAXLEN));
     wire logic is_replay   = SEQW'(start_seq - acked_seq) < in_flight;
 
     state_t          state;

@@ -31,7 +31,7 @@ def test_crc32_is_zlibs(run_testbench, width):
     ("clean", 128, {}),   # the demo board's link port
     ("ber-1e-4", 64, {"ber": 1e-4}),
     ("ber-1e-3", 64, {"ber": 1e-3}),
-    ("drops", 64, {"drop": 0.1, "tensors": 24}),
+    ("drops", 64, {"drop": 0.1, "tensors": 48}),
     ("slow-reader", 64, {"stall": 0.85, "num": 2, "den": 3}),
 ])
 def test_reliable_link(run_testbench, case, width, faults):
