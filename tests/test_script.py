@@ -1,5 +1,6 @@
 """The host files: a script and its link faults written and read back; an outputs file
-followed while its host writes it, piece by piece."""
+followed while its host writes it, piece by piece; the stuck link a failed step's readings
+name."""
 
 from __future__ import annotations
 
@@ -76,3 +77,22 @@ def test_a_script_carries_the_link_faults(tmp_path):
     # the header's words, as the native host reads them: boards, reset, seed, ber, drop, count
     words = np.frombuffer((tmp_path / "s.bin").read_bytes(), dtype="<u8")
     assert list(words[2:8]) == [3, 16, 7, faults.ber, faults.drop, 2]
+
+
+def test_a_failed_step_names_the_stuck_link():
+    """Error 7: the board's LINK_FLAGS say which of its links is stuck or overrun."""
+    from fpdeep.cosim.script import Outputs
+    from fpdeep.cosim.session import Session, _failure
+    from fpdeep.hwlib.csr import register_map
+
+    rmap = register_map(counters=2)
+    session = Session(2, {0: ["a", "b"], 1: ["a", "b"]})
+    session.diagnosis[1] = {"status": 0, "stalled": 1, "links": 2}
+    status = rmap.encode("STATUS", state="error", error_code=7)
+    answers = {0: (status,), 1: (0,), 2: (rmap.encode("LINK_FLAGS", west_stuck=1),)}
+    text = _failure(session, Outputs(answers, None, 0, 0), 1, ["a", "b"])
+    assert text.startswith("board 1: a link is stuck or its peer overran it")
+    assert text.endswith("the link to the west (board 1 -> board 0) is stuck")
+    answers[2] = (rmap.encode("LINK_FLAGS", east_overflow=1),)
+    text = _failure(session, Outputs(answers, None, 0, 0), 1, ["a", "b"])
+    assert text.endswith("the link to the east (board 1 -> board 2) is overrun by its peer")
