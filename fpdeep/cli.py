@@ -20,6 +20,8 @@ from fpdeep.files import write_file
 from fpdeep.flow import (
     DEFAULT_RUN_BATCH,
     HOSTS,
+    MAX_LINK_BER,
+    MAX_LINK_DROP,
     SIMULATORS,
     BuildConfig,
     InferConfig,
@@ -227,6 +229,11 @@ def _sim_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seed of random data and weights (0 or more)")
     parser.add_argument("--dump-weights", metavar="NPZ",
                         help="write the simulated weights after the last step")
+    parser.add_argument("--link-ber", type=float, default=d["link_ber"], metavar="RATE",
+                        help=f"bit errors per bit on the simulated links, 0 to {MAX_LINK_BER:g} "
+                        "(seeded by --seed; the links replay what arrives spoilt)")
+    parser.add_argument("--link-drop", type=float, default=d["link_drop"], metavar="RATE",
+                        help=f"share of frames the simulated links lose, 0 to {MAX_LINK_DROP:g}")
     _simulation_arguments(parser, d, "step")
 
 
@@ -255,7 +262,8 @@ def _host_arguments(parser: argparse.ArgumentParser, run: str) -> None:
 def _sim(args: argparse.Namespace) -> int:
     config = RunConfig(batch=args.batch, steps=args.steps, lr=args.lr, seed=args.seed,
                        simulator=args.simulator, max_cycles=args.max_cycles, data=args.data,
-                       dump_weights=args.dump_weights, host=args.host, threads=args.threads)
+                       dump_weights=args.dump_weights, host=args.host, threads=args.threads,
+                       link_ber=args.link_ber, link_drop=args.link_drop)
     result = flow.simulate(args.dir, config, progress=Progress())
     verdict = "bit-exact with the golden model" if result["match"] else "MISMATCH"
     print(f"{result['steps']} step(s) of batch {result['batch']}: {verdict}; "

@@ -34,6 +34,15 @@ def require_number_in(name: str, value: object, lo: float, hi: float, *,
     return float(value)
 
 
+def require_rate(name: str, value: object, most: float) -> float:
+    """``value`` as a float if it is a number in [0, ``most``] (not a bool, not NaN), else an
+    FpdeepError naming ``name`` and the range."""
+    bad = isinstance(value, bool) or not isinstance(value, (int, float))
+    if bad or not 0 <= value <= most:
+        raise FpdeepError(f"{name} must be a rate from 0 to {most:g}, got {value!r}")
+    return float(value)
+
+
 def require_positive_number(name: str, value: object, *, unit: str = "") -> float:
     """``value`` as a float if it is a positive finite number, else an FpdeepError."""
     bad = isinstance(value, bool) or not isinstance(value, (int, float))

@@ -26,6 +26,7 @@ from fpdeep.errors import (
     require_non_negative_int,
     require_positive_int,
     require_positive_number,
+    require_rate,
 )
 from fpdeep.frontend import load_onnx
 from fpdeep.golden.loss import LOSSES
@@ -136,8 +137,12 @@ class RunConfig:
     dump_weights: str | Path | None = None
     host: str | None = None  # None: native for more than one step on Verilator, else cocotb
     threads: int = 1  # Verilator threads of the native host's model
+    link_ber: float = 0.0  # bit error rate of the simulated links (errors per bit)
+    link_drop: float = 0.0  # share of frames the simulated links lose
 
     def __post_init__(self) -> None:
+        require_rate("--link-ber", self.link_ber, MAX_LINK_BER)
+        require_rate("--link-drop", self.link_drop, MAX_LINK_DROP)
         if self.batch is not None:
             require_positive_int("--batch", self.batch)
             if self.data is not None:
@@ -158,6 +163,12 @@ class RunConfig:
     def random_batch(self) -> int:
         """Images per step when the batch is drawn at random."""
         return DEFAULT_RUN_BATCH if self.batch is None else self.batch
+
+
+#: The simulated links' fault rates a run may ask for: beyond these the link spends its time
+#: replaying (a frame of 66 beats of 64 bits meets an error more often than not at 1e-3).
+MAX_LINK_BER = 1e-3
+MAX_LINK_DROP = 0.1
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@
 namespace {
 
 constexpr uint64_t MAGIC = 0x0054534f48445046ULL;  // "FPDHOST\0", little-endian
-constexpr uint64_t VERSION = 1;
+constexpr uint64_t VERSION = 2;
 constexpr uint64_t END = ~0ULL;
 enum Code : uint64_t { EXCHANGE = 1, CSR_WRITE = 2, CSR_READ = 3, POLL = 4, MARK = 5,
                        FAIL = 6, PROGRESS = 7, IDLE = 8, SEND = 9, RECEIVE = 10 };
@@ -46,6 +46,7 @@ struct Op {
 
 struct Script {
     uint64_t boards = 0, reset_cycles = 0;
+    uint32_t link_seed = 0, link_ber = 0, link_drop = 0;  // the link channels' faults
     std::vector<Op> ops;
 };
 
@@ -64,13 +65,16 @@ std::vector<uint64_t> read_words(const std::string& path) {
 
 Script read_script(const std::string& path) {
     std::vector<uint64_t> w = read_words(path);
-    if (w.size() < 5 || w[0] != MAGIC || w[1] != VERSION)
+    if (w.size() < 8 || w[0] != MAGIC || w[1] != VERSION)
         throw std::runtime_error(path + " is not an fpdeep host script of this version");
     Script s;
     s.boards = w[2];
     s.reset_cycles = w[3];
-    size_t at = 5;
-    for (uint64_t k = 0; k < w[4]; ++k) {
+    s.link_seed = static_cast<uint32_t>(w[4]);
+    s.link_ber = static_cast<uint32_t>(w[5]);
+    s.link_drop = static_cast<uint32_t>(w[6]);
+    size_t at = 8;
+    for (uint64_t k = 0; k < w[7]; ++k) {
         if (at + 3 > w.size() || at + 3 + w[at + 2] > w.size())
             throw std::runtime_error(path + " ends inside an operation");
         Op op{w[at], w[at + 1], {}};
@@ -108,6 +112,14 @@ public:
         }
         top_->clk = 0;
         top_->rst_n = 0;
+        link_faults(0, 0, 0);
+    }
+
+    // What the link channels inject; they take it at reset.
+    void link_faults(uint32_t seed, uint32_t ber, uint32_t drop) {
+        top_->link_seed = seed;
+        top_->link_ber = ber;
+        top_->link_drop = drop;
     }
 
     uint64_t cycle() const { return cycle_; }
@@ -347,6 +359,7 @@ int main(int argc, char** argv) {
         auto context = std::make_unique<VerilatedContext>();
         auto top = std::make_unique<Vcluster_top>(context.get());
         Host host(top.get(), script.boards);
+        host.link_faults(script.link_seed, script.link_ber, script.link_drop);
         host.reset(script.reset_cycles);
         auto began = std::chrono::steady_clock::now();
         auto wall_ns = [&] {

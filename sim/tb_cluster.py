@@ -127,6 +127,10 @@ async def cluster_trains(dut):
     script = read_script(Path(args["script"]))
     Clock(dut.clk, PERIOD_NS, unit="ns", impl="gpi").start()
     dut.rst_n.value = 0
+    # the link channels take their faults at reset
+    dut.link_seed.value = script.faults.seed
+    dut.link_ber.value = script.faults.ber
+    dut.link_drop.value = script.faults.drop
     # the bus drivers start once the boards' outputs have left X in reset (Icarus starts X)
     await ClockCycles(dut.clk, script.reset_cycles - 2)
     session = Session(dut, script, Path(args["progress"]), Path(args["outputs"]),

@@ -26,6 +26,11 @@ def test_options_are_validated(field, value, message):
         RunConfig(**{field: value})
 
 
+def test_link_fault_rates_at_their_limits_are_taken():
+    config = RunConfig(link_ber=1e-3, link_drop=0.1)
+    assert (config.link_ber, config.link_drop) == (1e-3, 0.1)
+
+
 def test_batch_from_file_or_seed(tmp_path):
     network = fpdeep.load_onnx(DIGITS)
     x, y = make_batch(network, batch=3, seed=5, data=None)
@@ -169,6 +174,11 @@ def test_bad_labels_refused_before_the_simulator_runs(built, tmp_path, capsys, m
     (["--dump-weights", "no/such/folder/w.npz"], "--dump-weights 'no/such/folder/w.npz': "
                                                   "folder 'no/such/folder' does not exist"),
     (["--lr", "inf"], "--lr must be a positive number"),
+    (["--link-ber", "2e-3"], "--link-ber must be a rate from 0 to 0.001, got 0.002"),
+    (["--link-ber=-1e-6"], "--link-ber must be a rate from 0 to 0.001, got -1e-06"),
+    (["--link-ber", "nan"], "--link-ber must be a rate from 0 to 0.001, got nan"),
+    (["--link-drop", "0.2"], "--link-drop must be a rate from 0 to 0.1, got 0.2"),
+    (["--link-drop=-0.01"], "--link-drop must be a rate from 0 to 0.1, got -0.01"),
 ])
 def test_sim_options_checked_before_the_simulator_runs(built, capsys, monkeypatch, args,
                                                        message):

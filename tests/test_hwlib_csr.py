@@ -25,7 +25,8 @@ from fpdeep.hwlib.csr import (
 )
 from fpdeep.resources import PACKAGE_DIR, data_dir
 
-# The map as issue 13 and docs/csr.md specify it: (register, byte offset, field, bits, kind).
+# The map as issues 13 and 14 and docs/csr.md specify it: (register, byte offset, field, bits,
+# kind).
 # A change here changes the map's format: raise VERSION in the RDL with it.
 SPEC = [
     ("ID", 0x00, "hash", (31, 0), PARAMETER),
@@ -41,6 +42,23 @@ SPEC = [
     ("CYCLE_COUNT_HI", 0x1C, "count", (31, 0), STATUS),
     ("STALLED_UNIT", 0x20, "unit", (15, 0), STATUS),
     ("DRAW_STEP", 0x24, "step", (31, 0), CONTROL),
+    # the reliable links' counters and flags (issue 14), per side
+    ("LINK_EAST_TX_FRAMES", 0x040, "count", (31, 0), STATUS),
+    ("LINK_EAST_TX_REPLAYS", 0x044, "count", (31, 0), STATUS),
+    ("LINK_EAST_TX_TIMEOUTS", 0x048, "count", (31, 0), STATUS),
+    ("LINK_EAST_TX_CREDIT_STALLS", 0x04C, "count", (31, 0), STATUS),
+    ("LINK_EAST_RX_FRAMES", 0x050, "count", (31, 0), STATUS),
+    ("LINK_EAST_RX_CRC_ERRORS", 0x054, "count", (31, 0), STATUS),
+    ("LINK_WEST_TX_FRAMES", 0x060, "count", (31, 0), STATUS),
+    ("LINK_WEST_TX_REPLAYS", 0x064, "count", (31, 0), STATUS),
+    ("LINK_WEST_TX_TIMEOUTS", 0x068, "count", (31, 0), STATUS),
+    ("LINK_WEST_TX_CREDIT_STALLS", 0x06C, "count", (31, 0), STATUS),
+    ("LINK_WEST_RX_FRAMES", 0x070, "count", (31, 0), STATUS),
+    ("LINK_WEST_RX_CRC_ERRORS", 0x074, "count", (31, 0), STATUS),
+    ("LINK_FLAGS", 0x080, "east_stuck", (0, 0), STATUS),
+    ("LINK_FLAGS", 0x080, "east_overflow", (1, 1), STATUS),
+    ("LINK_FLAGS", 0x080, "west_stuck", (8, 8), STATUS),
+    ("LINK_FLAGS", 0x080, "west_overflow", (9, 9), STATUS),
     ("BUSY", 0x400, "count", (31, 0), STATUS),
     ("STALL", 0x800, "count", (31, 0), STATUS),
     ("WINDOW", 0xC00, "count", (31, 0), STATUS),

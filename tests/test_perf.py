@@ -64,8 +64,11 @@ def test_link_cycles_count_words_at_the_hop_rate():
     assert perf.link_cycles(bytes_per_image=8001, rate=rate) == 4001
     assert perf.link_cycles(bytes_per_image=0, rate=rate) == 0
     slow = perf.link_rate(gbps=1.1, clock_mhz=250, data_bits=16, port_bits=128)
-    words_per_cycle = 1.1e9 * 64 / 66 / 250e6 / 128 * 7
-    assert perf.link_cycles(bytes_per_image=8000, rate=slow) == math.ceil(4000 / words_per_cycle)
+    # the slow line carries beats: 572 beats of 7 words, 9 frames of at most 64, each with a
+    # header and a CRC trailer
+    beats_per_cycle = 1.1e9 * 64 / 66 / 250e6 / 128
+    assert perf.framed_beats(572) == 572 + 2 * 9
+    assert perf.link_cycles(bytes_per_image=8000, rate=slow) == math.ceil(590 / beats_per_cycle)
 
 
 def test_link_rate_zero_is_an_error():

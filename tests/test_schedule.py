@@ -111,20 +111,29 @@ def test_links_go_hop_by_hop_at_their_word_rate():
              LinkModel(1, latency=50, num=2, den=15, words_per_beat=3, word_num=2, word_den=5,
                        bound="line rate")]
     t = Task("link", 0, "link", bytes=1000, dst=2)  # 500 words over both links
-    # Each hop: a cycle until the first word is in the sending gearbox, the gearboxes, two
-    # cycles to store the last word. First link: 71 full beats and a last one of 3 words,
-    # which the receiving gearbox (a word a cycle) takes only after the 7 words of the beat
-    # before it: 497 + 7 cycles of beats, the latency, its 3 words.
-    first = 1 + (497 + 7 + 100 + 3) + 2
-    # second link: the words at 2 per 5 cycles (1250 cycles) outlast the unpacking; a last
-    # beat of 2 words
-    second = 1 + (1250 + 50 + 2) + 2
+    # Each hop: a cycle until the first word is in the sending gearbox, the gearboxes and the
+    # reliable link, two cycles to store the last word. The link sends a frame of at most 64
+    # beats once it is closed (its header 3 cycles after the closing word went in), header,
+    # payload and trailer at the line's beat rate; the receiving gearbox passes on its words
+    # one a cycle from a cycle after the trailer arrived, after the frames before it.
+    # First link: frames of 448 words (64 beats) and 52 (8 beats), a beat a cycle.
+    frame0 = (448 + 3 + 65) + 100 + 1  # its first word out at 617, its last 447 later
+    frame1 = frame0 + 448  # out after frame 0's words (sent at 517 + 9, arrived long before)
+    first = 1 + (frame1 + 51) + 2
+    # Second link: the replay buffer takes a word a cycle while the line carries 2 beats of 3
+    # words per 15 cycles; frames of 192, 192 and 116 words (64, 64 and 39 beats), each sent
+    # after the one before (65 beats: 488 cycles, 40 beats: 300), 50 cycles of latency.
+    sent0 = 192 + 3 + 488
+    sent1 = sent0 + 1 + 488
+    sent2 = sent1 + 1 + 300
+    assert sent0 + 51 + 191 < sent1 + 51 and sent1 + 51 + 191 < sent2 + 51  # the line bounds
+    second = 1 + (sent2 + 51 + 115) + 2
     assert task_cycles(t, links=links) == first + second
     # the sender is free again 3 cycles after its last word went in: the rest is in flight
-    tails = (first - (1 + 500 + 3)) + (second - (1 + 1250 + 3))
+    tails = (first - (1 + 500 + 3)) + (second - (1 + 500 + 3))
     assert link_latency(t, links=links) == tails
     back = Task("link", 2, "link", bytes=6, dst=1)  # 3 words, second link only: one full beat
-    assert task_cycles(back, links=links) == 1 + (8 + 50 + 3) + 2
+    assert task_cycles(back, links=links) == 1 + (3 + 3 + 15 + 51 + 2) + 2
 
 
 def test_the_link_model_takes_the_plans_rate_in_beats():

@@ -18,11 +18,14 @@ from typing import Any
 
 from fpdeep.codegen.layout import BoardLayout, Mover, Resource
 from fpdeep.codegen.ports import (
+    LINK_COUNTERS,
+    LINK_FLAGS,
     LINK_MODEL_DEPTH,
     SIDES,
     Instance,
     comment_text,
     engine_instance,
+    link_end_instances,
     link_instances,
     link_word_bits,
     literal,
@@ -30,7 +33,7 @@ from fpdeep.codegen.ports import (
 )
 from fpdeep.design.engine import ACC_BITS
 from fpdeep.design.lower import BoardDesign, Design
-from fpdeep.hwlib import CSR, LINK_MODEL, LINK_PACK, LINK_RX, LINK_TX, LINK_UNPACK, MODULES
+from fpdeep.hwlib import CSR, LINK_CHANNEL, LINK_PACK, LINK_RX, LINK_TX, LINK_UNPACK, MODULES
 from fpdeep.hwlib.protocol import (
     BANK_ADDRESS_BITS,
     BANK_BITS,
@@ -134,7 +137,7 @@ class _Glue:
         partial = [name for _, name in self.wires
                    if re.fullmatch(r"r\d+_(i\d+_data|cfg)", name)]
         return [name for _, name in self.wires if name not in read] + [
-            name for name in partial if name in read]
+            name for name in partial if name in read] + self.unread_ports
 
     def __init__(self, d: Design, board: BoardDesign, layout: BoardLayout, pd: int) -> None:
         self.d, self.board, self.layout = d, board, layout
@@ -147,6 +150,8 @@ class _Glue:
         self.params: dict[str, dict] = {}  # instance prefix -> its parameters
         self.frame: list[str] = []
         self.busy: list[str] = []
+        self.unread_ports: list[str] = []  # inputs of the board top it does not use
+        self.link_faults: list[str] = []  # a link end's stuck or overflow flag
         self.pd = pd
         nres = len(layout.resources)
         self.nres = nres
@@ -352,15 +357,15 @@ class _Glue:
             self.assigns += [f"{side}_s_data = {p}_data[{dw - 1}:0]",
                              f"{side}_s_last = {p}_last", f"{side}_s_valid = {p}_valid",
                              f"{p}_ready = {side}_s_ready"]
-            port = f"m_axis_{side}"
+            port = f"{side}_beat"
             # a link word is {channel, last, data}: its last flag ends the gearbox's packet
             self.instances.append(Instance(
-                LINK_PACK.name, f"u_{side}_pack", f"link words into {port} beats", gear, (),
+                LINK_PACK.name, f"u_{side}_pack", "link words into link beats", gear, (),
                 (("clk", "clk"), ("rst", "rst"), ("s_data", f"{side}_tx_data"),
                  ("s_last", f"{side}_tx_data[{dw}]"), ("s_valid", f"{side}_tx_valid"),
-                 ("s_ready", f"{side}_tx_ready"), ("m_data", f"{port}_tdata"),
-                 ("m_keep", f"{port}_tkeep"), ("m_last", f"{port}_tlast"),
-                 ("m_valid", f"{port}_tvalid"), ("m_ready", f"{port}_tready"))))
+                 ("s_ready", f"{side}_tx_ready"), ("m_data", f"{port}_data"),
+                 ("m_keep", f"{port}_keep"), ("m_last", f"{port}_last"),
+                 ("m_valid", f"{port}_valid"), ("m_ready", f"{port}_ready"))))
         else:
             p = f"{q}_o0"
             for width, name in ((dw, "m_data"), (1, "m_last"), (1, "m_valid"), (1, "m_ready"),
@@ -371,18 +376,39 @@ class _Glue:
             self.assigns += [f"{p}_data = {WORD_BITS}'($signed({side}_m_data))",
                              f"{p}_last = {side}_m_last", f"{p}_valid = {side}_m_valid",
                              f"{side}_m_ready = {p}_ready"]
-            port = f"s_axis_{side}"
+            port = f"{side}_got"
             # the framing's last flags end each packet; the gearbox's own (rx_end) is unread
             self.instances.append(Instance(
-                LINK_UNPACK.name, f"u_{side}_unpack", f"{port} beats into link words", gear, (),
-                (("clk", "clk"), ("rst", "rst"), ("s_data", f"{port}_tdata"),
-                 ("s_keep", f"{port}_tkeep"), ("s_last", f"{port}_tlast"),
-                 ("s_valid", f"{port}_tvalid"), ("s_ready", f"{port}_tready"),
+                LINK_UNPACK.name, f"u_{side}_unpack", "link beats into link words", gear, (),
+                (("clk", "clk"), ("rst", "rst"), ("s_data", f"{port}_data"),
+                 ("s_keep", f"{port}_keep"), ("s_last", f"{port}_last"),
+                 ("s_valid", f"{port}_valid"), ("s_ready", f"{port}_ready"),
                  ("m_data", f"{side}_rx_data"), ("m_last", f"{side}_rx_end"),
                  ("m_valid", f"{side}_rx_valid"), ("m_ready", f"{side}_rx_ready"))))
         suffix = "tx" if res.module is LINK_TX else "rx"
         self.instances += [inst for inst in link_instances(side, dw)
                            if inst.name == f"u_{side}_{suffix}"]
+        if res.module is LINK_RX:  # once per side: the reliable link between gearboxes and port
+            self.link_end(side, word)
+
+    def link_end(self, side: str, word: int) -> None:
+        """The side's reliable link end; the link ports carry no keep (fpdeep_link_keep
+        rebuilds it) and the end's tag is unused."""
+        beat = self.d.link_bits
+        west = self.board.index if side == "east" else self.board.index - 1
+        lk = next(lk for lk in self.d.links if lk.west == west)
+        for width, name in ((beat, "beat_data"), (beat // 8, "beat_keep"), (1, "beat_last"),
+                            (1, "beat_valid"), (1, "beat_ready"), (beat, "got_data"),
+                            (beat // 8, "got_keep"), (1, "got_tag"), (1, "got_last"),
+                            (1, "got_valid"), (1, "got_ready"),
+                            *((32, c) for c in LINK_COUNTERS), (32, "rx_discards"),
+                            *((1, f) for f in LINK_FLAGS)):
+            self.wire(width, f"{side}_{name}")
+        self.assigns.append(f"m_axis_{side}_tkeep = '1")
+        self.unread_ports.append(f"s_axis_{side}_tkeep")
+        self.link_faults.append(f"{side}_stuck || {side}_overflow")
+        self.instances += link_end_instances(side, lk, word=word, beat=beat,
+                                             dw=self.d.data_width)
 
 
     def host(self) -> None:
@@ -444,10 +470,11 @@ class _Glue:
                             (32, "step_count"), (64, "cycle_count"), (16, "stalled_unit"),
                             (self.nres * 32, "busy_count"), (self.nres * 32, "stall_count"),
                             (self.nres * 32, "window_count"), (1, "progress"),
-                            (1, "frame_error")):
+                            (1, "frame_error"), (1, "link_fault")):
             self.wire(width, name)
         self.assigns.append("progress = " + " || ".join(self.moved + self.busy or ["1'b0"]))
         self.assigns.append("frame_error = " + " || ".join(self.frame or ["1'b0"]))
+        self.assigns.append("link_fault = " + " || ".join(self.link_faults or ["1'b0"]))
         self.instances.append(Instance(
             "fpdeep_board_ctl", "u_ctl", "step control, counters, watchdog",
             (("NRES", self.nres), ("NB", nb), ("REQUIRED", f"{nb}'h{required:x}"),
@@ -456,7 +483,7 @@ class _Glue:
              ("go", "go"), ("mode", "mode"), ("cancel", "cancel"), ("written", "written"),
              ("programmed", "programmed"), ("finished", "finished"), ("waiting", "waiting"),
              ("running", "running"), ("active", "active"), ("progress", "progress"),
-             ("frame_error", "frame_error"),
+             ("frame_error", "frame_error"), ("link_fault", "link_fault"),
              ("host_fault", "host_fault"), ("host_code", "host_code"), ("state", "state"),
              ("error_code", "error_code"), ("step_count", "step_count"),
              ("cycle_count", "cycle_count"), ("stalled_unit", "stalled_unit"),
@@ -472,36 +499,49 @@ class _Glue:
                  ("batch", "csr_batch"), ("draw_step", "csr_draw_step"), ("state", "state"),
                  ("error_code", "error_code"), ("step_count", "step_count"),
                  ("cycle_count", "cycle_count"), ("stalled_unit", "stalled_unit"),
-                 ("busy_count", "busy_count"), ("stall_count", "stall_count"),
-                 ("window_count", "window_count"))))
+                 *self.link_status(), ("busy_count", "busy_count"),
+                 ("stall_count", "stall_count"), ("window_count", "window_count"))))
+
+    def link_status(self) -> list[tuple[str, str]]:
+        """The CSR's link counters and flags: a side's link end's, zero without a neighbour."""
+        linked = {name.split("_")[0] for _, name in self.wires if name.endswith("_got_data")}
+        return [(f"{side}_{name}", f"{side}_{name}" if side in linked else f"{width}'d0")
+                for side in SIDES
+                for width, name in (*((32, c) for c in LINK_COUNTERS),
+                                    *((1, f) for f in LINK_FLAGS))]
 
 
 def cluster_values(d: Design) -> dict[str, Any]:
     """What `templates/cluster_top.sv.j2` prints: every board with its top ports prefixed
-    b<index>_, the link ports between neighbours wired through simulation link models that
-    carry whole beats ({tlast, tkeep, tdata})."""
-    beat = d.link_bits + d.link_bits // 8 + 1
+    b<index>_, the link ports between neighbours wired through simulation link channels that
+    carry the reliable link's words and last flags (the boards send no keep)."""
     models = []
     for lk in d.links:
         for src, side, dst, other in ((lk.west, "east", lk.west + 1, "west"),
                                       (lk.west + 1, "west", lk.west, "east")):
             q = f"link_{src}_{dst}"
             values = {"cfg_latency": lk.latency, "cfg_num": lk.num, "cfg_den": lk.den}
-            mports = LINK_MODEL.ports(W=beat, DEPTH=LINK_MODEL_DEPTH)
+            mports = LINK_CHANNEL.ports(W=d.link_bits, DEPTH=LINK_MODEL_DEPTH)
             consts = tuple((f"{q}_{p.name}".upper(), p.width, literal(values[p.name], p.width))
-                           for p in mports if p.role == CONFIG)
+                           for p in mports if p.name in values)
+            # each channel its own error sequence from the host's seed
+            faults = {"cfg_seed": f"link_seed ^ 32'h{_channel_salt(len(models)):08x}",
+                      "cfg_ber": "link_ber", "cfg_drop": "link_drop"}
             a, b = f"b{src}_m_axis_{side}", f"b{dst}_s_axis_{other}"
             conns = (("clk", "clk"), ("rst", "rst"),
-                     *((p.name, f"{q}_{p.name}".upper()) for p in mports if p.role == CONFIG),
-                     ("s_data", f"{{{a}_tlast, {a}_tkeep, {a}_tdata}}"),
+                     *((p.name, f"{q}_{p.name}".upper()) for p in mports if p.name in values),
+                     *faults.items(),
+                     ("s_data", f"{a}_tdata"), ("s_last", f"{a}_tlast"),
                      ("s_valid", f"{a}_tvalid"), ("s_ready", f"{a}_tready"),
-                     ("m_data", f"{b}_beat"), ("m_valid", f"{b}_tvalid"),
-                     ("m_ready", f"{b}_tready"))
+                     ("m_data", f"{b}_tdata"), ("m_last", f"{b}_tlast"),
+                     ("m_valid", f"{b}_tvalid"), ("m_ready", f"{b}_tready"),
+                     ("corrupted", f"{q}_corrupted"), ("dropped", f"{q}_dropped"))
             models.append({"inst": Instance(
-                LINK_MODEL.name, f"u_{q}",
+                LINK_CHANNEL.name, f"u_{q}",
                 f"link board {src} -> board {dst}: {lk.num} beat(s) of {d.link_bits} bits per "
                 f"{lk.den} cycle(s), {lk.latency} cycles latency",
-                (("W", beat), ("DEPTH", LINK_MODEL_DEPTH)), consts, conns), "dst": b})
+                (("W", d.link_bits), ("DEPTH", LINK_MODEL_DEPTH)), consts, conns), "dst": b,
+                "counts": (f"{q}_corrupted", f"{q}_dropped"), "keep": f"{a}_tkeep"})
     linked = {m["dst"] for m in models}
     ports = top_ports(d)
     boards = []
@@ -512,8 +552,9 @@ def cluster_values(d: Design) -> dict[str, Any]:
         links = [p for p in ports if "_axis_east" in p.name or "_axis_west" in p.name]
         boards.append({"index": b.index, "module": b.module, "external": external,
                        "links": links})
-    # what the cluster leaves unread: the link outputs of the chain's ends
-    unread = []
+    # what the cluster leaves unread: the link outputs of the chain's ends, the channels'
+    # counts of their faults (the boards' CSR counters report the link), the keep flags
+    unread = [name for m in models for name in (*m["counts"], m["keep"])]
     for b in d.boards:
         for side in SIDES:
             m, s = f"b{b.index}_m_axis_{side}", f"b{b.index}_s_axis_{side}"
@@ -521,4 +562,9 @@ def cluster_values(d: Design) -> dict[str, Any]:
                 unread += [f"{m}_tdata", f"{m}_tkeep", f"{m}_tvalid", f"{m}_tlast",
                            f"{s}_tready"]
     return {"model": comment_text(d.model), "boards": boards, "models": models,
-            "linked": sorted(linked), "beat_bits": beat, "unread": unread}
+            "linked": sorted(linked), "unread": unread}
+
+
+def _channel_salt(k: int) -> int:
+    """A different 32-bit constant for each link channel ``k`` (the golden ratio's bits)."""
+    return (k * 0x9E3779B9) & 0xFFFFFFFF

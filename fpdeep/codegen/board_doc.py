@@ -63,8 +63,9 @@ def ports_table() -> str:
              "parameter of the design: the planned link's payload bits per clock cycle, "
              f"rounded up to a multiple of {perf.LINK_PORT_QUANTUM} bits, "
              f"{design.link_bits} bits here (the least); each beat holds as many "
-             f"{dw + perf.LINK_FRAMING_BITS}-bit link words as fit, `tkeep` marks the bytes "
-             "of a packet's partial last beat and `tlast` ends it.", "",
+             f"{dw + perf.LINK_FRAMING_BITS}-bit link words as fit. The beats travel in the "
+             "reliable link's frames (a header beat, payload beats, a CRC-32 trailer beat "
+             "with `tlast`); `tkeep` is driven all ones and ignored on input.", "",
              "| port | direction | bits | interface |", "|---|---|---|---|"]
     lines += [f"| `{t.name}` | {t.direction} | {t.width} | {_interface(t.name)} |"
               for t in top_ports(design)]

@@ -19,7 +19,7 @@ from types import MappingProxyType
 
 from fpdeep.design.engine import ACC_BITS
 from fpdeep.design.lower import EngineDesign, SliceDesign
-from fpdeep.design.units import UnitDesign
+from fpdeep.design.units import LinkModel, UnitDesign
 from fpdeep.errors import FpdeepError
 from fpdeep.hwlib import (
     ADD,
@@ -27,7 +27,9 @@ from fpdeep.hwlib import (
     DROPOUT,
     ENGINE,
     FANOUT,
-    LINK_MODEL,
+    LINK_CHANNEL,
+    LINK_END,
+    LINK_KEEP,
     LINK_PACK,
     LINK_RX,
     LINK_TX,
@@ -41,6 +43,7 @@ from fpdeep.hwlib import (
     compile_order,
 )
 from fpdeep.hwlib.signature import CLOCK, CONFIG
+from fpdeep.planning import perf
 
 
 @dataclass(frozen=True)
@@ -214,6 +217,70 @@ def link_instances(side: str, dw: int) -> list[Instance]:
 #: Words the simulation link model buffers: more than any link's latency times its rate.
 LINK_MODEL_DEPTH = 256
 
+#: The reliable link's replay and receive buffers in beats (fpdeep_link_end): a round trip
+#: of beats at the planner's hop latency.
+LINK_BUFFER_BEATS = 1024
+#: Cycles without progress before a link end calls its link stuck: well inside the board's
+#: deadlock watchdog, so a stuck link is reported as such.
+LINK_STUCK_CYCLES = 1 << 14
+
+
+def link_round_trip(lk: LinkModel) -> int:
+    """Cycles for a whole frame to cross ``lk`` and its ACK to come back behind another."""
+    frame = -(-(perf.LINK_FRAME_BEATS + 2) * lk.den // lk.num)
+    return 2 * (lk.latency + frame)
+
+
+def link_end_timers(lk: LinkModel) -> dict[str, int]:
+    """fpdeep_link_end's timers for ``lk``: a replay after twice a round trip without an ACK
+    (never at BER 0), a repeated NAK after one, control frames at least every timeout."""
+    trip = link_round_trip(lk)
+    return {"cfg_timeout": 2 * trip, "cfg_stuck": LINK_STUCK_CYCLES,
+            "cfg_refresh": 2 * trip, "cfg_holdoff": trip}
+
+
+#: fpdeep_link_end's counters and flags, per link side, as the CSR shows them.
+LINK_COUNTERS = ("tx_frames", "tx_replays", "tx_timeouts", "tx_credit_stalls", "rx_frames",
+                 "rx_crc_errors")
+LINK_FLAGS = ("stuck", "overflow")
+
+
+def link_end_instances(side: str, lk: LinkModel, *, word: int, beat: int,
+                       dw: int) -> tuple[Instance, Instance]:
+    """The reliable link end between a side's gearboxes (``<side>_beat_*`` out of the
+    packing one, ``<side>_got_*`` into the unpacking one) and its link ports, with
+    ``<side>_<counter>`` wires for the CSR; and the keep flags the ports do not carry."""
+    timers = link_end_timers(lk)
+    params = {"W": beat, "TAGW": 1, "MAXLEN": perf.LINK_FRAME_BEATS, "RD": LINK_BUFFER_BEATS,
+              "RXD": LINK_BUFFER_BEATS}
+    streams = {"s": f"{side}_beat", "m": f"{side}_got", "tx": f"m_axis_{side}",
+               "rx": f"s_axis_{side}"}
+    conns: list[tuple[str, str]] = []
+    consts: list[tuple[str, int, str]] = []
+    for sig in LINK_END.signals():
+        if sig.role == CLOCK:
+            conns.append((sig.name, sig.name))
+        elif sig.role == CONFIG:
+            name = f"{side}_link_{sig.name}".upper()
+            consts.append((name, 32, literal(timers[sig.name], 32)))
+            conns.append((sig.name, name))
+        elif sig.name == "s_tag":
+            conns.append((sig.name, "1'b0"))
+        elif any(sig in s.signals() for s in LINK_END.streams):
+            stream, rest = sig.name.split("_", 1)
+            port = "t" + rest if stream in ("tx", "rx") else rest  # AXI4-Stream names
+            conns.append((sig.name, f"{streams[stream]}_{port}"))
+        else:  # a counter or a flag
+            conns.append((sig.name, f"{side}_{sig.name}"))
+    end = Instance(LINK_END.name, f"u_{side}_link",
+                   f"reliable link towards the {side}: frames, CRC-32, credits, replay",
+                   tuple((k, params[k]) for k in ("W", "TAGW", "MAXLEN", "RD", "RXD")),
+                   tuple(consts), tuple(conns))
+    keep = Instance(LINK_KEEP.name, f"u_{side}_keep", f"keep flags of the beats from the {side}",
+                    (("WW", word), ("TW", beat), ("LAST", dw)), (),
+                    (("data", f"{side}_got_data"), ("keep", f"{side}_got_keep")))
+    return end, keep
+
 
 #: The modules every board top has besides its engines, units and link framing.
 BOARD_INFRASTRUCTURE = ("fpdeep_store", "fpdeep_mover_rd", "fpdeep_mover_wr",
@@ -224,10 +291,10 @@ def board_modules() -> tuple[Module, ...]:
     """Every module a board top instantiates, with what they use, in compile order."""
     return compile_order([ENGINE.name, *(part.module.name for parts in UNIT_RTL.values()
                                          for part in parts), LINK_TX.name, LINK_RX.name,
-                          LINK_PACK.name, LINK_UNPACK.name,
+                          LINK_PACK.name, LINK_UNPACK.name, LINK_END.name, LINK_KEEP.name,
                           *BOARD_INFRASTRUCTURE])
 
 
 def cluster_modules() -> tuple[Module, ...]:
-    """The board modules and the simulation link model: the cluster top's library."""
-    return compile_order([m.name for m in board_modules()] + [LINK_MODEL.name])
+    """The board modules and the simulation link channel: the cluster top's library."""
+    return compile_order([m.name for m in board_modules()] + [LINK_CHANNEL.name])

@@ -23,6 +23,7 @@ import numpy as np
 
 from fpdeep.codegen.program import design_figures, instruction_cycles
 from fpdeep.cosim.hosts import run_session
+from fpdeep.cosim.script import LinkFaults
 from fpdeep.cosim.session import build_session
 from fpdeep.design.lower import BuildInfo, Design, read_design_document
 from fpdeep.errors import FpdeepError
@@ -46,8 +47,9 @@ RTL_PARTS = ("Conv/FC FP, BP and WG engines (fpdeep_engine): every MAC, accumula
              "residual Add (fpdeep_add), its error fan-out (fpdeep_fanout) and error fan-in "
              "(fpdeep_add), forward and backward; the softmax cross-entropy error "
              "(fpdeep_loss); the partial input errors of split layers (fpdeep_psum); the SGD "
-             "update (fpdeep_sgd); link framing (fpdeep_link_tx/rx) and link models "
-             "(fpdeep_link_model) between boards, which carry every tensor that crosses a "
+             "update (fpdeep_sgd); link framing (fpdeep_link_tx/rx), reliable link ends "
+             "(fpdeep_link_end) and link channels (fpdeep_link_channel) between boards, "
+             "which carry every tensor that crosses a "
              "board boundary (activations, errors, raw partial sums as three 16-bit words); "
              "per board the sequencers that run each engine's, unit's and link's instruction "
              "stream, the movers, the tensor store, the host interface, the step control and "
@@ -226,7 +228,9 @@ def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None
     batch = len(y)
     weights = initial_weights(network, seed=config.seed)
     session = build_session(build, x=x, y=y, weights=weights, steps=config.steps,
-                            lr=config.lr, max_cycles=config.max_cycles, checks=host_checks)
+                            lr=config.lr, max_cycles=config.max_cycles, checks=host_checks,
+                            link_faults=LinkFaults.rates(seed=config.seed, ber=config.link_ber,
+                                                         drop=config.link_drop))
     # The old result describes another run: it goes before anything can fail or be stopped.
     (root / "sim" / RESULT_FILE).unlink(missing_ok=True)
     started = time.monotonic()
@@ -266,6 +270,12 @@ def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None
         "step_cycles_per_s": round(sum(cycles) / max(sum(s["wall_s"] for s in tb["steps"]),
                                                      1e-9)),
         "host_checks": tb.get("faults"),
+        # the reliable links' CSR counters since reset: per direction "a>b", and totals
+        "link_replays": tb["link_replays"],
+        "link_crc_errors": tb["link_crc_errors"],
+        "links": tb["links"],
+        "link_ber": config.link_ber,
+        "link_drop": config.link_drop,
         "inference_cycles": (tb.get("infer") or {}).get("cycles"),
         "rtl": RTL_PARTS,
         "testbench": TESTBENCH_PARTS,

@@ -6,8 +6,9 @@ boards answered: the cocotb host (sim/tb_cluster.py) and the compiled one
 (sim/native_host.cpp) read the same script file and write the same outputs file, so one
 Python decoder checks both. Both files are little-endian 64-bit words:
 
-    script:  MAGIC, VERSION, boards, reset cycles, operations; then per operation: code,
-             board, n, n arguments
+    script:  MAGIC, VERSION, boards, reset cycles, link seed, link bit error rate and link
+             frame drop rate (each x 2^32), operations; then per operation: code, board, n,
+             n arguments
     outputs: MAGIC, VERSION, then per answered operation: index, n, n words;
              last: END, the failed operation's index (or NONE), total cycles, wall nanoseconds
 
@@ -31,7 +32,7 @@ import numpy as np
 from fpdeep.errors import FpdeepError
 
 MAGIC = int.from_bytes(b"FPDHOST\0", "little")
-VERSION = 1
+VERSION = 2
 #: The word that ends an outputs file, and "no operation" in its failed-index field.
 END = NONE = (1 << 64) - 1
 
@@ -84,17 +85,44 @@ class Op:
 
 
 @dataclass(frozen=True)
+class LinkFaults:
+    """What the simulated link channels inject (the cluster top's link_seed, link_ber and
+    link_drop, which the host sets before it releases the reset): bit errors per bit and
+    frames lost per frame, each as a fraction of 2^32."""
+
+    seed: int = 0
+    ber: int = 0
+    drop: int = 0
+
+    @classmethod
+    def rates(cls, *, seed: int, ber: float, drop: float) -> LinkFaults:
+        return cls(seed & 0xFFFFFFFF, round(ber * 2**32), round(drop * 2**32))
+
+    def words(self) -> list[int]:
+        return [self.seed, self.ber, self.drop]
+
+
+@dataclass(frozen=True)
 class Script:
     """A session's operations for a cluster of ``boards`` boards, held in reset for
-    ``reset_cycles`` cycles before the first."""
+    ``reset_cycles`` cycles before the first, its links faulty as ``faults`` says."""
 
     boards: int
     reset_cycles: int
     ops: tuple[Op, ...]
+    faults: LinkFaults = LinkFaults()
+
+
+#: No faults: ideal links.
+NO_LINK_FAULTS = LinkFaults()
+
+#: Words of a script's header: MAGIC, VERSION, boards, reset cycles, the link faults, count.
+SCRIPT_HEADER = 8
 
 
 def write_script(path: Path, script: Script) -> None:
-    words = [MAGIC, VERSION, script.boards, script.reset_cycles, len(script.ops)]
+    words = [MAGIC, VERSION, script.boards, script.reset_cycles, *script.faults.words(),
+             len(script.ops)]
     for op in script.ops:
         words += [OPS[op.name], op.board, len(op.args), *op.args]
     Path(path).write_bytes(np.asarray(words, dtype="<u8").tobytes())
@@ -102,13 +130,13 @@ def write_script(path: Path, script: Script) -> None:
 
 def read_script(path: Path) -> Script:
     words = _words(path, "script")
-    boards, reset_cycles, count = (int(v) for v in words[2:5])
-    ops, at = [], 5
+    boards, reset_cycles, seed, ber, drop, count = (int(v) for v in words[2:SCRIPT_HEADER])
+    ops, at = [], SCRIPT_HEADER
     for _ in range(count):
         code, board, n = (int(v) for v in words[at:at + 3])
         ops.append(Op(CODES[code], board, tuple(int(v) for v in words[at + 3:at + 3 + n])))
         at += 3 + n
-    return Script(boards, reset_cycles, tuple(ops))
+    return Script(boards, reset_cycles, tuple(ops), LinkFaults(seed, ber, drop))
 
 
 @dataclass(frozen=True)

@@ -23,12 +23,14 @@ import numpy as np
 
 from fpdeep.codegen.board import design_hash
 from fpdeep.codegen.layout import TaskWork, board_layouts, constant_contents, program_words
+from fpdeep.codegen.ports import LINK_COUNTERS, SIDES
 from fpdeep.codegen.program import compile_step, setup_program
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import step as golden_step
 from fpdeep.hwlib.csr import RegisterMap, register_map
 from fpdeep.hwlib.protocol import (
     BEAT_BITS,
+    ERROR_CODES,
     ERRORS,
     Status,
     header,
@@ -40,7 +42,7 @@ from fpdeep.hwlib.protocol import (
 from fpdeep.ops import spec
 from fpdeep.schedule.tasks import contribution_item, item
 
-from .script import POLL_OUTCOMES, Op, Outputs, Script
+from .script import NO_LINK_FAULTS, POLL_OUTCOMES, LinkFaults, Op, Outputs, Script
 
 if TYPE_CHECKING:
     from .run import Build
@@ -111,9 +113,12 @@ class Session:
     polls: dict[int, tuple[int, str]] = field(default_factory=dict)
     # per board: STATUS and STALLED_UNIT, then the counters twice (read after a failure)
     diagnosis: dict[int, dict[str, Any]] = field(default_factory=dict)
+    link_faults: LinkFaults = NO_LINK_FAULTS  # what the simulated links inject
+    # per link direction "a>b": its counters' CSR_READs, the sender's tx_* and receiver's rx_*
+    links: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def script(self) -> Script:
-        return Script(self.boards, RESET_CYCLES, tuple(self.ops))
+        return Script(self.boards, RESET_CYCLES, tuple(self.ops), self.link_faults)
 
     def add(self, op: Op) -> int:
         self.ops.append(op)
@@ -365,6 +370,17 @@ class _Builder:
         for key, traced_weights in self.read_weights().items():
             self.s.traced[f"{step}/{key}"] = traced_weights
 
+    def link_counters(self) -> None:
+        """Read each link direction's counters: the sending side's and the receiving side's."""
+        for b in self.design.boards[:-1]:
+            for src, side, dst, other in ((b.index, "EAST", b.index + 1, "WEST"),
+                                          (b.index + 1, "WEST", b.index, "EAST")):
+                reads = {c: self.reg(src, f"LINK_{side}_{c.upper()}")
+                         for c in LINK_COUNTERS if c.startswith("tx_")}
+                reads |= {c: self.reg(dst, f"LINK_{other}_{c.upper()}")
+                          for c in LINK_COUNTERS if c.startswith("rx_")}
+                self.s.links[f"{src}>{dst}"] = reads
+
     def failure_section(self) -> None:
         """What explains a failed step, read from every board once the session fails."""
         self.s.add(Op("FAIL", 0))
@@ -372,20 +388,24 @@ class _Builder:
             self.s.diagnosis[b.index] = {
                 "status": self.reg(b.index, "STATUS"),
                 "stalled": self.reg(b.index, "STALLED_UNIT"),
+                "links": self.reg(b.index, "LINK_FLAGS"),
                 "before": self.counters(b.index), "after": self.counters(b.index)}
 
 
 def build_session(build: Build, *, x: np.ndarray, y: np.ndarray,
                   weights: Mapping[str, np.ndarray], steps: int, lr: float, max_cycles: int,
-                  checks: Mapping[str, bool] | None = None) -> Session:
+                  checks: Mapping[str, bool] | None = None,
+                  link_faults: LinkFaults = NO_LINK_FAULTS) -> Session:
     """The host session of ``steps`` training steps on ``x, y`` from ``weights``; ``checks``
-    as `fpdeep.cosim.run.simulate` takes them (``faults``, ``deadlock``, ``infer``)."""
+    as `fpdeep.cosim.run.simulate` takes them (``faults``, ``deadlock``, ``infer``);
+    ``link_faults``: what the simulated links inject."""
     checks = dict(checks or {})
     unknown = set(checks) - {"faults", "deadlock", "infer"}
     if unknown:
         raise FpdeepError(f"unknown host checks {sorted(unknown)}; valid: deadlock, faults, "
                           "infer")
     b = _Builder(build, x=x, y=y, weights=weights, lr=lr, max_cycles=max_cycles)
+    b.s.link_faults = link_faults
     if checks.get("faults"):
         b.faults()
     b.configure()
@@ -397,6 +417,7 @@ def build_session(build: Build, *, x: np.ndarray, y: np.ndarray,
         b.record(step)
     if checks.get("infer"):
         b.s.infer = b.infer()
+    b.link_counters()
     b.s.add(Op("PROGRESS", 0, (steps - 1, steps, 1)))
     b.failure_section()
     return b.s
@@ -519,6 +540,14 @@ def _failure(session: Session, out: Outputs, board: int, names: list[str]) -> st
     if code == 5:
         unit = _value(out, seen["stalled"])
         text += f"; stalled: {names[unit] if unit < len(names) else f'resource {unit}'}"
+    if code == ERROR_CODES["link"]:
+        flags = rmap.decode("LINK_FLAGS", _value(out, seen["links"]))
+        text += "; " + ", ".join(
+            f"the link to the {side} (board {board} -> board "
+            f"{board + (1 if side == 'east' else -1)}) is {what}"
+            for side in SIDES for flag, what in (("stuck", "stuck"),
+                                                  ("overflow", "overrun by its peer"))
+            if flags[f"{side}_{flag}"])
     return text
 
 
@@ -556,6 +585,10 @@ def decode(session: Session, out: Outputs, *, max_cycles: int
     if failed is not None:
         result["error"] = failed[1]
         return result, record
+    result["links"] = {name: {c: _value(out, i) for c, i in reads.items()}
+                       for name, reads in session.links.items()}
+    result["link_replays"] = sum(v["tx_replays"] for v in result["links"].values())
+    result["link_crc_errors"] = sum(v["rx_crc_errors"] for v in result["links"].values())
     result["steps"] = [_figures(out, marks) for marks in session.steps]
     result["passes"] = [_figures(out, marks) for marks in session.passes]
     if session.infer is not None:

@@ -239,12 +239,80 @@ LINK_UNPACK = Module(
     (*CLOCKED, sink("s", "TW", side=_BEAT_SIDE), source("m", "WW")),
     derived={"N": "TW//WW", "CW": "clog2(N+1)"})
 
+LINK_KEEP = Module(
+    "fpdeep_link_keep", "link",
+    "a link port beat's keep flags from the last flags of its link words",
+    {"WW": 18, "TW": 128, "LAST": 16},
+    (_in("data", "TW", DATA), _out("keep", "TW//8", DATA)),
+    derived={"N": "TW//WW"})
+
+CRC32 = Module(
+    "fpdeep_crc32", "link",
+    "CRC-32 (IEEE 802.3, zlib's) register after one W-bit word, bytes little-endian",
+    {"W": 64}, (_in("crc_in", 32, DATA), _in("data", "W", DATA), _out("crc_out", 32, DATA)))
+
+#: The reliable link's parameters: link word, tag, sequence number bits, 2^FW frames in
+#: flight, payload words a frame, replay and receive buffer words.
+_RELIABLE = {"W": 64, "TAGW": 16, "SEQW": 8, "FW": 4, "MAXLEN": 64, "RD": 1024, "RXD": 1024}
+_TIMERS = (config("cfg_timeout", 32), config("cfg_stuck", 32), config("cfg_refresh", 32))
+_TAGGED = (("tag", "TAGW"),)
+
+
+def _acknowledgements(port) -> tuple[Signal, ...]:
+    """Between a link end's deframer and framer (``port``: _out on the deframer, _in on the
+    framer): the peer's good control frame, and what to tell the peer."""
+    return (port("peer_valid"), port("peer_nak"), port("peer_seq", "SEQW", DATA),
+            port("peer_credit", 32, DATA), port("adv_ack"), port("adv_nak"),
+            port("adv_seq", "SEQW", DATA), port("adv_credit", 32, DATA))
+
+
+def _counters(*names: str) -> tuple[Signal, ...]:
+    return tuple(_out(n, 32, DATA) for n in names)
+
+
+LINK_FRAMER = Module(
+    "fpdeep_link_framer", "link",
+    "reliable link, sending: frames with sequence number and CRC-32, credits, go-back-N replay",
+    {k: v for k, v in _RELIABLE.items() if k != "RXD"},
+    (*CLOCKED, *_TIMERS, sink("s", "W", side=_TAGGED), source("m", "W"),
+     *_acknowledgements(_in),
+     *_counters("frames", "replays", "timeouts", "credit_stalls"), _out("stuck")),
+    uses=("fpdeep_sdp_ram", "fpdeep_crc32"))
+
+LINK_DEFRAMER = Module(
+    "fpdeep_link_deframer", "link",
+    "reliable link, receiving: CRC check, in-order frames kept, ACK / NAK / credit asked for",
+    {k: v for k, v in _RELIABLE.items() if k not in ("FW", "RD")},
+    (*CLOCKED, config("cfg_holdoff", 32), sink("s", "W"), source("m", "W", side=_TAGGED),
+     *_acknowledgements(_out),
+     *_counters("frames", "crc_errors", "discards"), _out("overflow")),
+    uses=("fpdeep_sdp_ram", "fpdeep_crc32"))
+
+LINK_END = Module(
+    "fpdeep_link_end", "link",
+    "one board's side of a reliable link: framer out on `tx`, deframer in on `rx`, counters",
+    _RELIABLE,
+    (*CLOCKED, *_TIMERS, config("cfg_holdoff", 32), sink("s", "W", side=_TAGGED),
+     source("m", "W", side=_TAGGED), source("tx", "W"), sink("rx", "W"),
+     *_counters("tx_frames", "tx_replays", "tx_timeouts", "tx_credit_stalls", "rx_frames",
+                "rx_crc_errors", "rx_discards"), _out("stuck"), _out("overflow")),
+    uses=("fpdeep_link_framer", "fpdeep_link_deframer"))
+
 LINK_MODEL = Module(
     "fpdeep_link_model", "sim_models", "link latency and bandwidth (token bucket)",
     {"W": 18, "DEPTH": 256, "CW": 16},
     (*CLOCKED, config("cfg_latency", "CW"), config("cfg_num", "CW"), config("cfg_den", "CW"),
      sink("s", "W", last=None), source("m", "W", last=None)),
     sim_only=True)
+
+LINK_CHANNEL = Module(
+    "fpdeep_link_channel", "sim_models",
+    "a framed link with seeded bit errors and frame drops over `fpdeep_link_model`",
+    {"W": 64, "DEPTH": 256, "CW": 16},
+    (*CLOCKED, config("cfg_latency", "CW"), config("cfg_num", "CW"), config("cfg_den", "CW"),
+     config("cfg_seed", 32), config("cfg_ber", 32), config("cfg_drop", 32),
+     sink("s", "W"), source("m", "W"), *_counters("corrupted", "dropped")),
+    uses=("fpdeep_link_model",), sim_only=True)
 
 #: The active-low synchronous reset of the modules on a board top's ports.
 _CLOCKED_N = (Signal("clk", IN, 1, CLOCK), Signal("rst_n", IN, 1, CLOCK))
@@ -263,14 +331,18 @@ AXIL_SLAVE = Module(
 CSR = Module(
     "fpdeep_csr", "csr",
     "control and status registers (generated from fpdeep_csr.rdl): start, soft reset, mode, "
-    "batch, Dropout's step; status, step, cycle, busy, stall and window counters, stalled unit",
+    "batch, Dropout's step; status, step, cycle, busy, stall and window counters, stalled "
+    "unit, the links' counters and flags",
     # N: counted engines and units; ADDR_W: byte address bits (the map needs 12)
     {"N": 1, "DESIGN_HASH": 0, "ADDR_W": 12},
     (*_CLOCKED_N, *axi_lite_slave("s_axil", "ADDR_W"),
      _out("start"), _out("soft_reset"), _out("mode"), _out("batch", 16, DATA),
-     _in("state", 2, DATA), _in("error_code", 8, DATA),
-     _in("step_count", 32, DATA), _in("cycle_count", 64, DATA), _in("stalled_unit", 16, DATA),
-     _out("draw_step", 32, DATA),
+     _in("state", 2, DATA), _in("error_code", 8, DATA), _in("step_count", 32, DATA),
+     _in("cycle_count", 64, DATA), _in("stalled_unit", 16, DATA), _out("draw_step", 32, DATA),
+     *(_in(f"{side}_{name}", 32, DATA) for side in ("east", "west")
+       for name in ("tx_frames", "tx_replays", "tx_timeouts", "tx_credit_stalls", "rx_frames",
+                    "rx_crc_errors")),
+     *(_in(f"{side}_{name}") for side in ("east", "west") for name in ("stuck", "overflow")),
      _in("busy_count", "N*32", DATA), _in("stall_count", "N*32", DATA),
      _in("window_count", "N*32", DATA)),
     uses=("fpdeep_axil_slave",))
@@ -357,7 +429,8 @@ BOARD_CTL = Module(
     (*CLOCKED, _in("start"), _in("mode_in"), _out("go"), _out("mode"), _out("cancel"),
      _in("written", "NB", DATA), _in("programmed", "NRES", DATA),
      _in("finished", "NRES", DATA), _in("waiting", "NRES", DATA), _in("running", "NRES", DATA),
-     _in("active", "NRES", DATA), _in("progress"), _in("frame_error"), _in("host_fault"),
+     _in("active", "NRES", DATA), _in("progress"), _in("frame_error"), _in("link_fault"),
+     _in("host_fault"),
      _in("host_code", 8, DATA),
      _out("state", 2, DATA), _out("error_code", 8, DATA), _out("step_count", 32, DATA),
      _out("cycle_count", 64, DATA), _out("stalled_unit", 16, DATA),
@@ -373,9 +446,9 @@ RESET_SYNC = Module(
 MODULES: Mapping[str, Module] = MappingProxyType({m.name: m for m in (
     SKID_BUFFER, STREAM_FIFO, SDP_RAM, REQUANT, LOOP_NEST, TENSOR_WALKER, MAC_ARRAY, ENGINE,
     POOL, RELU, DROPOUT, CONVERT, ADD, FANOUT, PSUM, LOSS, SGD, LINK_TX, LINK_RX, LINK_PACK,
-    LINK_UNPACK,
-    AXIL_SLAVE, CSR,
-    STORE, MOVER_RD, MOVER_WR, SEQUENCER, HOST, BOARD_CTL, RESET_SYNC, LINK_MODEL)})
+    LINK_UNPACK, LINK_KEEP, CRC32, LINK_FRAMER, LINK_DEFRAMER, LINK_END, AXIL_SLAVE, CSR,
+    STORE, MOVER_RD, MOVER_WR, SEQUENCER, HOST, BOARD_CTL, RESET_SYNC, LINK_MODEL,
+    LINK_CHANNEL)})
 
 
 def module(name: str) -> Module:

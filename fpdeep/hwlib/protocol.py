@@ -113,9 +113,11 @@ ERRORS: Mapping[int, str] = MappingProxyType({
     4: "step started before every weight bank and program was loaded",
     5: "deadlock: no progress within the watchdog limit",
     6: "a stream's last flag did not close its tensor",
+    7: "a link is stuck or its peer overran it (the CSR's LINK_FLAGS name the link)",
 })
 ERROR_CODES: Mapping[str, int] = MappingProxyType({
-    "ok": 0, "opcode": 1, "length": 2, "target": 3, "not_loaded": 4, "deadlock": 5, "frame": 6})
+    "ok": 0, "opcode": 1, "length": 2, "target": 3, "not_loaded": 4, "deadlock": 5, "frame": 6,
+    "link": 7})
 #: The errors a packet's status response can carry (fpdeep_host); the others arise in a step
 #: (fpdeep_board_ctl) and show only in the CSR.
 PACKET_ERRORS = frozenset({"ok", "opcode", "length", "target"})
@@ -137,6 +139,9 @@ ERROR_CAUSES: Mapping[str, str] = MappingProxyType({
     "frame": "during a step a stream's last flag did not mark the last word of an output "
              "mover's command, or an engine or unit flagged a broken frame; the step is "
              "cancelled",
+    "link": "during a step a link end saw no ACK or credit move for its stuck limit while it "
+            "had words to send, or its peer sent a frame beyond the credit it was given; the "
+            "step is cancelled",
 })
 
 #: Controller states in the CSR STATUS register.

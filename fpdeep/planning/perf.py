@@ -32,6 +32,18 @@ LINK_PAYLOAD_EFFICIENCY = 64 / 66
 # about 0.5 us at 200-300 MHz; it only enters fill/drain latency, never the II.
 LINK_HOP_LATENCY = 128
 
+# The reliable link (hw/link/fpdeep_link_end): a frame carries at most this many port beats
+# of payload between a header beat and a CRC-32 trailer beat; a frame also ends at a
+# packet's end.
+LINK_FRAME_BEATS = 64
+LINK_FRAME_OVERHEAD = 2
+
+
+def framed_beats(beats: int) -> int:
+    """Beats on the line for a packet of ``beats`` payload beats: each frame's header and
+    trailer besides."""
+    return beats + LINK_FRAME_OVERHEAD * -(-beats // LINK_FRAME_BEATS)
+
 
 _positive_number = require_positive_number
 
@@ -168,9 +180,13 @@ def link_words(bytes_per_image: float, data_bits: int) -> int:
 
 
 def link_cycles(*, bytes_per_image: float, rate: LinkRate) -> int:
-    """Clock cycles one direction of a link needs to carry an image's bytes at ``rate``."""
+    """Clock cycles one direction of a link needs to carry an image's bytes at ``rate``, as
+    one packet: its words at the rate, and its beats with each frame's header and trailer at
+    the port's beat a cycle and the line's beat rate."""
     words = link_words(bytes_per_image, rate.data_bits)
-    return math.ceil(words / rate.words_per_cycle - 1e-9)
+    framed = framed_beats(-(-words // rate.words_per_beat))
+    beats_per_cycle = min(1.0, rate.line_words_per_cycle / rate.words_per_beat)
+    return math.ceil(max(words / rate.words_per_cycle, framed / beats_per_cycle) - 1e-9)
 
 
 def memory_cycles(*, bytes_per_image: float, gbytes_per_s: float, clock_mhz: float) -> int:

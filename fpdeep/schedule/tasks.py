@@ -74,6 +74,12 @@ LOSS_OVERHEAD = 2
 LINK_FETCH = 1
 LINK_SEND_DONE = 3
 LINK_STORE = 2
+# The reliable link stores and forwards whole frames (fpdeep_link_end): a frame's header
+# leaves the framer LINK_FRAME_START cycles after the word that closes it entered the packing
+# gearbox, and the receiving gearbox passes on a frame's first word LINK_FRAME_RELEASE cycles
+# after its trailer arrived (the deframer keeps a frame once its CRC-32 checks).
+LINK_FRAME_START = 3
+LINK_FRAME_RELEASE = 1
 # Bytes of one element on a link (16-bit data) and of a raw partial sum (48-bit accumulator,
 # sent as three 16-bit words).
 ELEM_BYTES = 2
@@ -146,22 +152,31 @@ def _send_cycles(words: int, link: LinkModel) -> int:
 
 
 def _at_word_rate(words: int, link: LinkModel) -> int:
+    """Cycles for ``words`` to enter the sending gearbox: at the hop's word rate, except that
+    the reliable link's replay buffer takes them faster than a slow line carries them."""
+    if link.bound == "line rate":
+        return math.ceil(words / perf.LINK_SOURCE_WORDS_PER_CYCLE)
     return -(-words * link.word_den // link.word_num)
 
 
 def _through_gearboxes(words: int, link: LinkModel) -> int:
     """Cycles from the first word entering the sending gearbox until the last leaves the
-    receiving one. Words go into beats at the link's word rate, a beat leaves once full (the
-    last once its last word is in) and arrives ``latency`` later; the receiving gearbox
-    passes on a word a cycle and takes the next beat with the last word of the one it holds,
-    so a short last beat waits behind the full beat before it."""
+    receiving one. Words go into beats at the link's word rate and beats into frames of up to
+    LINK_FRAME_BEATS; a frame leaves once closed, header, payload and trailer at the line's
+    beat rate, and arrives ``latency`` later; the receiving gearbox passes on a kept frame's
+    words one a cycle, after the frames before it."""
     if not words:
         return 0
-    last = (words - 1) % link.words_per_beat + 1
-    sent = _at_word_rate(words, link)
-    if words > last:
-        sent = max(sent, _at_word_rate(words - last, link) + link.words_per_beat)
-    return sent + link.latency + last
+    per_frame = link.words_per_beat * perf.LINK_FRAME_BEATS
+    sent = out = 0  # when the last trailer entered the line; the last word passed on
+    for first in range(0, words, per_frame):
+        count = min(per_frame, words - first)
+        beats = -(-count // link.words_per_beat)
+        closed = _at_word_rate(first + count, link)
+        header = max(closed + LINK_FRAME_START, sent + 1)
+        sent = header + -(-(beats + perf.LINK_FRAME_OVERHEAD - 1) * link.den // link.num)
+        out = max(sent + link.latency + LINK_FRAME_RELEASE, out + 1) + count - 1
+    return out
 
 
 def _link_words(task: Task) -> int:
@@ -639,8 +654,9 @@ def pipeline_figures(design: Design, network: Network, *,
     cycles_of = durations(tasks, links=design.links, setup=setup)
     busy: dict[str, int] = {}
     for task, cycles in zip(tasks, cycles_of, strict=True):
-        if task.image >= 0:
-            busy[task.resource] = busy.get(task.resource, 0) + cycles
+        if task.image >= 0:  # a link is busy until its last word left, not while words fly
+            busy[task.resource] = (busy.get(task.resource, 0) + cycles
+                                   - link_latency(task, links=design.links))
     bottleneck = max(busy, key=lambda r: (busy[r], r))
     first = max(end for _, end in replay(tasks, links=design.links, setup=setup))
     return PipelineFigures(busy[bottleneck], bottleneck, first)

@@ -5,7 +5,7 @@
 // it was active, those it waited, and its active window: first to last active cycle) and
 // two checks: a watchdog that ends a step which makes no
 // progress for WATCHDOG cycles (error 5, the stalled resource's number in `stalled_unit`), and
-// the movers' framing flags (error 6). A host packet fault sets its error code (1-3) too.
+// the movers' framing flags (error 6), and the link ends' stuck and overflow flags (error 7). A host packet fault sets its error code (1-3) too.
 // Error codes: fpdeep.hwlib.protocol.ERRORS.
 `default_nettype none
 
@@ -30,6 +30,7 @@ module fpdeep_board_ctl #(
     input  wire logic [NRES-1:0]   active,       // an engine's run, else its sequencer's pass
     input  wire logic              progress,     // some beat moved, or an engine is busy
     input  wire logic              frame_error,
+    input  wire logic              link_fault,
     input  wire logic              host_fault,
     input  wire logic [7:0]        host_code,
     output logic      [1:0]        state,
@@ -42,7 +43,8 @@ module fpdeep_board_ctl #(
     output logic      [NRES*32-1:0] window_count
 );
     localparam logic [1:0] IDLE = 2'd0, BUSY = 2'd1, DONE = 2'd2, ERROR = 2'd3;
-    localparam logic [7:0] E_NOT_LOADED = 8'd4, E_DEADLOCK = 8'd5, E_FRAME = 8'd6;
+    localparam logic [7:0] E_NOT_LOADED = 8'd4, E_DEADLOCK = 8'd5, E_FRAME = 8'd6,
+                           E_LINK = 8'd7;
 
     logic [31:0] quiet;   // cycles without progress
     logic [NRES*32-1:0] since;   // per resource: cycles since its first active one
@@ -117,6 +119,10 @@ module fpdeep_board_ctl #(
                 if (frame_error) begin
                     state <= ERROR;
                     error_code <= E_FRAME;
+                    cancel <= 1'b1;
+                end else if (link_fault) begin
+                    state <= ERROR;
+                    error_code <= E_LINK;
                     cancel <= 1'b1;
                 end else if (32'(quiet) >= WATCHDOG) begin
                     state <= ERROR;

@@ -40,6 +40,22 @@ module fpdeep_csr #(
     input  logic [63:0]       cycle_count,
     input  logic [15:0]       stalled_unit,
     output logic [31:0]       draw_step,
+    input  logic [31:0]       east_tx_frames,
+    input  logic [31:0]       east_tx_replays,
+    input  logic [31:0]       east_tx_timeouts,
+    input  logic [31:0]       east_tx_credit_stalls,
+    input  logic [31:0]       east_rx_frames,
+    input  logic [31:0]       east_rx_crc_errors,
+    input  logic [31:0]       west_tx_frames,
+    input  logic [31:0]       west_tx_replays,
+    input  logic [31:0]       west_tx_timeouts,
+    input  logic [31:0]       west_tx_credit_stalls,
+    input  logic [31:0]       west_rx_frames,
+    input  logic [31:0]       west_rx_crc_errors,
+    input  logic              east_stuck,
+    input  logic              east_overflow,
+    input  logic              west_stuck,
+    input  logic              west_overflow,
     input  logic [N*32-1:0]   busy_count,
     input  logic [N*32-1:0]   stall_count,
     input  logic [N*32-1:0]   window_count
@@ -84,6 +100,19 @@ module fpdeep_csr #(
         if (at == 32'd7) mapped = 1'b1;  // CYCLE_COUNT_HI
         if (at == 32'd8) mapped = 1'b1;  // STALLED_UNIT
         if (at == 32'd9) mapped = 1'b1;  // DRAW_STEP
+        if (at == 32'd16) mapped = 1'b1;  // LINK_EAST_TX_FRAMES
+        if (at == 32'd17) mapped = 1'b1;  // LINK_EAST_TX_REPLAYS
+        if (at == 32'd18) mapped = 1'b1;  // LINK_EAST_TX_TIMEOUTS
+        if (at == 32'd19) mapped = 1'b1;  // LINK_EAST_TX_CREDIT_STALLS
+        if (at == 32'd20) mapped = 1'b1;  // LINK_EAST_RX_FRAMES
+        if (at == 32'd21) mapped = 1'b1;  // LINK_EAST_RX_CRC_ERRORS
+        if (at == 32'd24) mapped = 1'b1;  // LINK_WEST_TX_FRAMES
+        if (at == 32'd25) mapped = 1'b1;  // LINK_WEST_TX_REPLAYS
+        if (at == 32'd26) mapped = 1'b1;  // LINK_WEST_TX_TIMEOUTS
+        if (at == 32'd27) mapped = 1'b1;  // LINK_WEST_TX_CREDIT_STALLS
+        if (at == 32'd28) mapped = 1'b1;  // LINK_WEST_RX_FRAMES
+        if (at == 32'd29) mapped = 1'b1;  // LINK_WEST_RX_CRC_ERRORS
+        if (at == 32'd32) mapped = 1'b1;  // LINK_FLAGS
         if (at >= 32'd256 && at < 32'd256 + N) mapped = 1'b1;  // BUSY[N]
         if (at >= 32'd512 && at < 32'd512 + N) mapped = 1'b1;  // STALL[N]
         if (at >= 32'd768 && at < 32'd768 + N) mapped = 1'b1;  // WINDOW[N]
@@ -127,6 +156,48 @@ module fpdeep_csr #(
             end
             32'd9: begin  // DRAW_STEP
                 rd_data[31:0] = draw_step;
+            end
+            32'd16: begin  // LINK_EAST_TX_FRAMES
+                rd_data[31:0] = east_tx_frames;
+            end
+            32'd17: begin  // LINK_EAST_TX_REPLAYS
+                rd_data[31:0] = east_tx_replays;
+            end
+            32'd18: begin  // LINK_EAST_TX_TIMEOUTS
+                rd_data[31:0] = east_tx_timeouts;
+            end
+            32'd19: begin  // LINK_EAST_TX_CREDIT_STALLS
+                rd_data[31:0] = east_tx_credit_stalls;
+            end
+            32'd20: begin  // LINK_EAST_RX_FRAMES
+                rd_data[31:0] = east_rx_frames;
+            end
+            32'd21: begin  // LINK_EAST_RX_CRC_ERRORS
+                rd_data[31:0] = east_rx_crc_errors;
+            end
+            32'd24: begin  // LINK_WEST_TX_FRAMES
+                rd_data[31:0] = west_tx_frames;
+            end
+            32'd25: begin  // LINK_WEST_TX_REPLAYS
+                rd_data[31:0] = west_tx_replays;
+            end
+            32'd26: begin  // LINK_WEST_TX_TIMEOUTS
+                rd_data[31:0] = west_tx_timeouts;
+            end
+            32'd27: begin  // LINK_WEST_TX_CREDIT_STALLS
+                rd_data[31:0] = west_tx_credit_stalls;
+            end
+            32'd28: begin  // LINK_WEST_RX_FRAMES
+                rd_data[31:0] = west_rx_frames;
+            end
+            32'd29: begin  // LINK_WEST_RX_CRC_ERRORS
+                rd_data[31:0] = west_rx_crc_errors;
+            end
+            32'd32: begin  // LINK_FLAGS
+                rd_data[0:0] = east_stuck;
+                rd_data[1:1] = east_overflow;
+                rd_data[8:8] = west_stuck;
+                rd_data[9:9] = west_overflow;
             end
             default: ;
         endcase

@@ -129,7 +129,8 @@ def test_declarations_hold_at_the_generators_parameters(generated, tmp_path):
     assert {name for name, _ in generated} == {
         "fpdeep_engine", "fpdeep_relu", "fpdeep_pool", "fpdeep_add", "fpdeep_fanout",
         "fpdeep_psum", "fpdeep_loss", "fpdeep_sgd", "fpdeep_link_tx", "fpdeep_link_rx",
-        "fpdeep_link_pack", "fpdeep_link_unpack", "fpdeep_link_model", "fpdeep_sequencer",
+        "fpdeep_link_pack", "fpdeep_link_unpack", "fpdeep_link_end", "fpdeep_link_keep",
+        "fpdeep_link_channel", "fpdeep_sequencer",
         "fpdeep_mover_rd", "fpdeep_mover_wr", "fpdeep_store", "fpdeep_host", "fpdeep_board_ctl",
         "fpdeep_csr"}
     for k, (name, params) in enumerate(generated):

@@ -135,6 +135,14 @@ async def status_and_counters_read_from_their_inputs(dut):
     dut.stalled_unit.value = unit
     dut.busy_count.value = sum(v << (32 * i) for i, v in enumerate(busy))
     dut.stall_count.value = sum(v << (32 * i) for i, v in enumerate(stall))
+    # the links' counters, one port each, and their flags
+    links = {reg.name: (reg.fields[0].port, rng.getrandbits(32)) for reg in rmap.registers
+             if reg.name.startswith(("LINK_EAST_", "LINK_WEST_"))}
+    for port, value in links.values():
+        getattr(dut, port).value = value
+    flags = {f.name: rng.getrandbits(1) for f in rmap.register("LINK_FLAGS").fields}
+    for name, value in flags.items():
+        getattr(dut, name).value = value
     await RisingEdge(dut.clk)
 
     status = rmap.decode("STATUS", await _read(bus, rmap.addr("STATUS")))
@@ -147,6 +155,10 @@ async def status_and_counters_read_from_their_inputs(dut):
     for i in range(n):
         assert await _read(bus, rmap.addr("BUSY", i)) == busy[i], f"BUSY[{i}]"
         assert await _read(bus, rmap.addr("STALL", i)) == stall[i], f"STALL[{i}]"
+    assert len(links) == 12
+    for name, (_, value) in links.items():
+        assert await _read(bus, rmap.addr(name)) == value, name
+    assert rmap.decode("LINK_FLAGS", await _read(bus, rmap.addr("LINK_FLAGS"))) == flags
 
     # writes to read-only registers answer OKAY and change nothing
     await _write(bus, rmap.addr("STATUS"), 0)
@@ -161,7 +173,8 @@ async def unmapped_addresses_answer_slverr(dut):
     rmap, bus, pulses = await _start(dut)
     n = rmap.counters
     after_arrays = rmap.addr("STALL", n - 1) + 4
-    holes = [rmap.addr("DRAW_STEP") + 4, rmap.addr("BUSY", n - 1) + 4, after_arrays, 0xFFC]
+    holes = [rmap.addr("DRAW_STEP") + 4, rmap.addr("LINK_EAST_RX_CRC_ERRORS") + 4,
+             rmap.addr("LINK_FLAGS") + 4, rmap.addr("BUSY", n - 1) + 4, after_arrays, 0xFFC]
     for address in holes:
         resp = await bus.read(address, 4)
         assert (resp.resp, bytes(resp.data)) == (AxiResp.SLVERR, bytes(4)), hex(address)

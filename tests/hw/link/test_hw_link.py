@@ -1,5 +1,6 @@
 """Link framing (tx/rx) and the simulation-only link model, through the harness beside this
-file: two channels over one link; and the gearboxes between link words and link port beats."""
+file: two channels over one link; the gearboxes between link words and link port beats; and
+the keep flags rebuilt from a beat's link words."""
 
 from __future__ import annotations
 
@@ -34,3 +35,9 @@ def test_gearbox(run_testbench, toplevel, tb, tw):
     # 64 bits: 3 words a beat (the narrowest port); 128: the demo's; 448: 100 Gb/s at 250 MHz
     run_testbench(toplevel=toplevel, parameters={"WW": 18, "TW": tw}, test_module=tb,
                   tb_args={"seed": tw})
+
+
+@pytest.mark.parametrize("tw", [64, 128, 448])
+def test_keep_is_rebuilt_from_the_last_flags(run_testbench, tw):
+    run_testbench(toplevel="fpdeep_link_keep", parameters={"WW": 18, "TW": tw, "LAST": 16},
+                  test_module="tb_keep")
