@@ -31,15 +31,19 @@ UNCOUNTED = ("CARRY4", "CARRY8", "MUXF7", "MUXF8", "MUXF9", "BUFG", "IBUF", "OBU
              "OBUFT", "GND", "VCC")
 
 
-def resources_of(cells: Mapping[str, int]) -> Resources:
+def resources_of(cells: Mapping[str, int], *, hard_blocks_only: bool = False) -> Resources:
     """The five figures of ``cells`` (primitive name -> count, as `synth_xilinx` returns);
     FpdeepError on a cell that is not a known primitive (e.g. an unmapped ``$mul``), so a
-    figure is never silently missing."""
+    figure is never silently missing. ``hard_blocks_only``: the cells of a synthesis stopped
+    once DSPs and RAMs are mapped, the logic not yet: DSP, BRAM36 and URAM only (LUT and FF
+    are 0)."""
     lut = ff = dsp = uram = 0
     bram36 = 0.0
     unknown = []
     for cell, count in cells.items():
         name = cell.removeprefix("\\")
+        if hard_blocks_only and name not in (*BRAM36_PER_CELL, *DSP_CELLS, *URAM_CELLS):
+            continue
         if name in LUTS_PER_CELL:
             lut += LUTS_PER_CELL[name] * count
         elif _FF.match(name):
