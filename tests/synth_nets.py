@@ -25,7 +25,8 @@ def small_vgg_onnx(path: str | Path, *, classes: int = 10, size: int = 8) -> Pat
             continue
         w = rng.normal(0, 0.3, (item, channels, 3, 3)).astype(np.float32)
         b = np.zeros(item, np.float32)
-        inits += [numpy_helper.from_array(w, f"conv{k}.w"), numpy_helper.from_array(b, f"conv{k}.b")]
+        inits += [numpy_helper.from_array(w, f"conv{k}.w"),
+                  numpy_helper.from_array(b, f"conv{k}.b")]
         nodes += [helper.make_node("Conv", [x, f"conv{k}.w", f"conv{k}.b"], [f"conv{k}"],
                                    kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
                   helper.make_node("Relu", [f"conv{k}"], [f"relu{k}"])]
