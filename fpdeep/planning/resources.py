@@ -70,8 +70,10 @@ def family_of(part: str) -> str | None:
 @dataclass(frozen=True)
 class Memory:
     """An inferred memory with one write and one read port, read through a register (or
-    with a registered address, which Yosys folds into the RAM); ``style`` is its ram_style
-    attribute: "auto" lets the tool choose, "block" forces block RAM."""
+    with a registered address, which Yosys folds into the RAM), ``copies`` times; ``style``
+    is its ram_style attribute: "auto" lets the tool choose, "block" forces block RAM,
+    "distributed" LUT RAM (also what Yosys builds of a small table read by two ports: one
+    copy per port)."""
 
     depth: int
     width: int
@@ -134,6 +136,8 @@ def memory_resources(memory: Memory, family: str) -> Resources:
     if memory.style == "block":
         return Resources(bram36=bram36).times(memory.copies)
     lut_cost, luts = _lut_ram(depth, width, family)
+    if memory.style == "distributed":
+        return Resources(lut=luts).times(memory.copies)
     ff_cost = _FF_COST_PER_BIT * depth * width
     if ff_cost <= min(lut_cost, bram_cost):
         # a register per bit and a read multiplexer of about one LUT6 per 4 words per bit
@@ -168,13 +172,14 @@ def _pool_memories(p: Params) -> list[Memory]:
     result bank (block RAM) as deep as the larger tensor."""
     dw, kb, mb, acc = p.get("DW", 16), p.get("KB", 8), p.get("MB", 24), p.get("ACCW", 48)
     deep = max(p["XD"], p["YD"])
-    return [Memory(deep, dw), Memory(p["YD"], kb), Memory(1 << kb, mb), Memory(p["YD"], kb),
-            Memory(deep, acc, "block")]
+    return [Memory(deep, dw), Memory(p["YD"], kb), Memory(1 << kb, mb, "distributed", 2),
+            Memory(p["YD"], kb), Memory(deep, acc, "block")]
 
 
 def _loss_memories(p: Params) -> list[Memory]:
-    """hw/loss/fpdeep_loss.sv: the exponential table (257 x 17) and two class buffers."""
-    return [Memory(257, 17), Memory(p.get("NMAX", 16), p.get("DW", 16)),
+    """hw/loss/fpdeep_loss.sv: the exponential table (257 x 17, read at two addresses) and
+    two class buffers."""
+    return [Memory(257, 17, "distributed", 2), Memory(p.get("NMAX", 16), p.get("DW", 16)),
             Memory(p.get("NMAX", 16), 17)]
 
 
@@ -183,14 +188,21 @@ MEMORIES: dict[str, Callable[[Params], list[Memory]]] = {
     "fpdeep_engine": _engine_memories,
     "fpdeep_sequencer": lambda p: [Memory(p.get("PD", 64), 64)],  # the instruction memory
     "fpdeep_mover_rd": lambda p: [MOVER_FIFO],
+    "fpdeep_host": lambda p: [MOVER_FIFO],  # its store reads' FIFO
     "fpdeep_pool": _pool_memories,
     "fpdeep_loss": _loss_memories,
 }
 
-#: DSP slices of each unit (16-bit data, 48-bit accumulators), as Yosys maps its multipliers:
-#: an engine's one per MAC lane, the constant and table multipliers of the other units.
+#: DSP slices of each unit (16-bit data, 48-bit accumulators), as Yosys 0.70 maps its
+#: multipliers (`synth_xilinx -family xcup` of each unit on its own, up to its memory mapping):
+#: an engine's one per MAC lane; SGD: momentum and learning-rate products (4); loss: the
+#: exponential's interpolation and the MSE scale (4); pooling: the average's reciprocal
+#: products at 48 x 24 bits (7). The other units multiply nothing.
 DSPS: dict[str, Callable[[Params], int]] = {
     "fpdeep_engine": lambda p: p["TM"] * p["TN"],
+    "fpdeep_sgd": lambda p: 4,
+    "fpdeep_loss": lambda p: 4,
+    "fpdeep_pool": lambda p: 7,
 }
 
 #: The parameter a unit's logic grows with (1 when it has none that matters).
