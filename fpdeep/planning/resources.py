@@ -205,9 +205,16 @@ DSPS: dict[str, Callable[[Params], int]] = {
     "fpdeep_pool": lambda p: 7,
 }
 
-#: The parameter a unit's logic grows with (1 when it has none that matters).
+#: What a unit's logic grows with (1 when nothing that matters): an engine's MAC lanes, the
+#: store's bank-client pairs (one arbiter input each), the resources a sequencer, the board
+#: control and the CSR block count for, the banks the host addresses.
 _SIZE: dict[str, Callable[[Params], int]] = {
     "fpdeep_engine": lambda p: p["TM"] * p["TN"],
+    "fpdeep_store": lambda p: p["NB"] * (p["NR"] + p["NW"]),
+    "fpdeep_sequencer": lambda p: p["NRES"],
+    "fpdeep_board_ctl": lambda p: p["NRES"],
+    "fpdeep_csr": lambda p: p["N"],
+    "fpdeep_host": lambda p: p["NB"],
 }
 
 #: LUTs and flip-flops per unit: (LUTs, LUTs per size, FFs, FFs per size), the size being
