@@ -159,12 +159,13 @@ MOVER_FIFO = Memory(4, 48 + 1)
 
 def _engine_memories(p: Params) -> list[Memory]:
     """hw/engine/fpdeep_engine.sv: per input lane an X bank, per output lane a dY bank (both
-    double buffered), per lane pair a W bank and two result half banks, all block RAM."""
+    double buffered), per lane pair a W bank and two result half banks, all block RAM; per
+    output lane its bias bank."""
     tm, tn, dw, acc = p["TM"], p["TN"], p.get("DW", 16), p.get("ACCW", 48)
     lanes = tm * tn
     return ([Memory(2 * p["XD"], dw, "block")] * tn + [Memory(p["WD"], dw, "block")] * lanes
             + [Memory(2 * p["YD"], dw, "block")] * tm
-            + [Memory(p["RD"], acc, "block")] * 2 * lanes)
+            + [Memory(p["RD"], acc, "block")] * 2 * lanes + [Memory(p["BD"], dw)] * tm)
 
 
 def _pool_memories(p: Params) -> list[Memory]:
