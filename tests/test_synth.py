@@ -196,6 +196,17 @@ def test_jobs_go_to_a_dask_cluster_and_the_table_is_written(demo_build, monkeypa
     assert [b["planner"] for b in data["boards"]] == [b["resources"] for b in plan["boards"]]
 
 
+@needs_yosys
+def test_local_processes_synthesise_every_board(demo_build, monkeypatch, capsys):
+    monkeypatch.setattr(synth_run, "yosys_job", _fake_job)  # forked workers inherit it
+    assert main(["synth", str(demo_build), "--jobs", "2", "--hard-blocks"]) == 0
+    data = json.loads((demo_build / "synth" / "resources.json").read_text())
+    assert [b["yosys"]["dsp"] for b in data["boards"]] == [2, 4]
+    assert data["boards"][0]["yosys"]["lut"] is None and data["until"] == HARD_BLOCKS_MAPPED
+    out = capsys.readouterr().out
+    assert "DSP yosys / plan" in out and "wrote" in out
+
+
 def test_an_unreachable_scheduler_is_a_clear_error(demo_build, capsys):
     pytest.importorskip("dask.distributed")
     if not yosys_available():
