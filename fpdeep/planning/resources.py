@@ -219,8 +219,28 @@ _SIZE: dict[str, Callable[[Params], int]] = {
 }
 
 #: LUTs and flip-flops per unit: (LUTs, LUTs per size, FFs, FFs per size), the size being
-#: `_SIZE`'s; LUT RAM and memory flip-flops come on top from `memory_resources`.
-LOGIC: dict[str, tuple[float, float, float, float]] = {}
+#: `_SIZE`'s; LUT RAM and memory flip-flops come on top from `memory_resources`. Fitted on
+#: Yosys 0.70 `synth_xilinx -family xcup` of each unit on its own with the parameters the
+#: demo's boards give it (digits CNN on 2 x ZCU102, batch 4), less its memories: engines a
+#: least-squares line over 4 x 1, 1 x 4 and 4 x 4 lanes (6,137 / 5,108 / 9,732 LUTs), the
+#: other units one point each, in proportion to their size where they have one. Upper
+#: bounds on UltraScale+ (the DSPs' accumulators stay in the fabric); a unit without an entry
+#: counts no logic.
+LOGIC: dict[str, tuple[float, float, float, float]] = {
+    "fpdeep_engine": (4221, 340.5, 1392, 262.7),
+    "fpdeep_sequencer": (0, 26.06, 0, 9.94),  # 17 resources: 443 LUT, 169 FF
+    "fpdeep_host": (0, 27.10, 0, 19.25),  # 20 banks: 574 LUT, 385 FF
+    "fpdeep_mover_rd": (214, 0, 124, 0),
+    "fpdeep_mover_wr": (186, 0, 154, 0),
+    "fpdeep_relu": (820, 0, 18, 0),
+    "fpdeep_pool": (3125, 0, 477, 0),
+    "fpdeep_psum": (562, 0, 50, 0),
+    "fpdeep_sgd": (2301, 0, 18, 0),
+    "fpdeep_link_pack": (198, 0, 277, 0),
+    "fpdeep_link_unpack": (70, 0, 135, 0),
+    "fpdeep_link_tx": (4, 0, 2, 0),
+    "fpdeep_link_rx": (1, 0, 0, 0),
+}
 
 
 def unit_resources(module: str, params: Params, family: str) -> Resources:
