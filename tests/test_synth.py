@@ -89,7 +89,7 @@ MEMORIES = [  # (depth, width, style): what the store, engines, FIFOs and progra
 @pytest.mark.sim
 @pytest.mark.slow
 @needs_yosys
-@pytest.mark.parametrize("family", ["xcup", "xc7"])
+@pytest.mark.parametrize("family", ["xcup", pytest.param("xc7", marks=pytest.mark.full)])
 def test_memory_rule_builds_what_yosys_builds(family):
     """fpdeep_sdp_ram (the store's and engines' RAM) of each size: the planner's blocks and
     LUT RAM are the cells Yosys maps it onto."""
