@@ -240,6 +240,9 @@ LOGIC: dict[str, tuple[float, float, float, float]] = {
     "fpdeep_link_unpack": (70, 0, 135, 0),
     "fpdeep_link_tx": (4, 0, 2, 0),
     "fpdeep_link_rx": (1, 0, 0, 0),
+    "fpdeep_board_ctl": (0, 112.9, 0, 137.7),  # 17 resources: 1,919 LUT, 2,341 FF
+    "fpdeep_csr": (0, 72.5, 0, 6.06),  # 17 resources: 1,232 LUT, 103 FF
+    "fpdeep_loss": (1626, 0, 295, 0),
 }
 
 
