@@ -225,8 +225,9 @@ _SIZE: dict[str, Callable[[Params], int]] = {
 #: least-squares line over 4 x 1, 1 x 4 and 4 x 4 lanes (6,137 / 5,108 / 9,732 LUTs), the
 #: other units one point each, in proportion to their size where they have one. Upper
 #: bounds on UltraScale+ (the DSPs' accumulators stay in the fabric); a unit without an entry
-#: counts no logic: the tensor store's arbiters and read multiplexers are not fitted yet (its
-#: synthesis alone outlasted the fit), so a board's LUT and FF leave them out.
+#: counts no logic: the tensor store's arbiters and read multiplexers are not fitted yet (the
+#: demo's store, 20 banks x 48 clients, alone runs out of yowasp Yosys' 4 GiB in its LUT
+#: mapping), so a board's LUT and FF leave them out.
 LOGIC: dict[str, tuple[float, float, float, float]] = {
     "fpdeep_engine": (4221, 340.5, 1392, 262.7),
     "fpdeep_sequencer": (0, 26.06, 0, 9.94),  # 17 resources: 443 LUT, 169 FF
