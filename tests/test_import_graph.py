@@ -31,6 +31,7 @@ STAGES = (
     ("codegen",),
     ("cosim",),
     ("runtime",),  # the host runtime for real boards
+    ("synth",),  # synthesis of the generated boards (Yosys, Vivado)
     ("report",),
     ("flow",),
     ("cli",),

@@ -125,7 +125,8 @@ SEQUENCER_FIELDS = [
     (r"cmd_hold = ir\[([^\]]+)\];", [("IN", "hold"), ("OUT", "hold")]),
     (r"cmd_parts = ir\[([^\]]+)\];", [("IN", "parts"), ("OUT", "parts")]),
     (r"cmd_chain = ir\[([^\]]+)\];", [("IN", "chain"), ("OUT", "chain")]),
-    (r"cfg\[int'\(ir\[([^\]]+)\]\)", [("CFG", "field")]),
+    # the register number: the CFG write compares it with each register's
+    (r"if \(int'\(ir\[([^\]]+)\]\) == k\) cfg\[", [("CFG", "field")]),
     (r"CFGW'\(ir\[([^\]]+)\]\)", [("CFG", "value")]),
 ]
 

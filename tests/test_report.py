@@ -18,7 +18,7 @@ ENGINE = {"tm", "tn", "cycles", "dsp"}
 BOARD = {"index", "board", "slices", "dsp_used", "dsp_available", "memory_from",
          "bram_bits_used", "bram_blocks_used", "bram_bits_available", "bram_blocks_available",
          "uram_bits_used", "uram_blocks_used", "uram_bits_available", "uram_blocks_available",
-         "cycles_per_image"}
+         "cycles_per_image", "resources"}
 LINK = {"from", "to", "bytes_forward_per_image", "bytes_backward_per_image", "gbps_needed",
         "gbps_available", "utilisation", "cycles_per_image", "port_bits", "word_bits",
         "words_per_cycle", "bound", "limits_words_per_cycle"}

@@ -38,6 +38,17 @@ def board_tops(d: Design, network: Network, *, batch: int,
             for b in d.boards]
 
 
+def board_units(d: Design, network: Network, *, batch: int,
+                layouts: list | None = None) -> list[list[tuple[str, dict[str, Any]]]]:
+    """Per board, (module, parameters) of every instance its top has, in the top's order:
+    what `fpdeep.planning.resources` costs."""
+    layouts = layouts or board_layouts(d, network, batch=batch)
+    words = program_words(d, network, layouts)
+    return [[(inst.module, dict(inst.params))
+             for inst in board_values(d, b, layouts[b.index], words)["instances"]]
+            for b in d.boards]
+
+
 def store_figures(layouts: list) -> list[dict[str, Any]]:
     """Per board, the tensor store the RTL has: each bank's item, depth, word width and read
     ports (a port is a copy), its bits and BRAM36 blocks, and the board's totals."""

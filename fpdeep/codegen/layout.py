@@ -604,12 +604,6 @@ def board_layouts(d: Design, network: Network, *, batch: int) -> list[BoardLayou
     return layouts
 
 
-def board_stores(d: Design, network: Network, *, batch: int) -> list[BoardStore]:
-    """Every board's tensor store for steps of up to ``batch`` images (the planner's memory
-    figures, `fpdeep.planning.planner.with_stores`)."""
-    return [layout.store for layout in board_layouts(d, network, batch=batch)]
-
-
 def _written_bits(res: Resource, work: Work, access: Access, data_width: int) -> int:
     """Bits of the store word that ``access`` of ``work`` writes, as the word is the sign
     extension of them: a raw sum in parts is whole, a data stream is sign-extended from its

