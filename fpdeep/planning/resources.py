@@ -192,18 +192,24 @@ MEMORIES: dict[str, Callable[[Params], list[Memory]]] = {
     "fpdeep_host": lambda p: [MOVER_FIFO],  # its store reads' FIFO
     "fpdeep_pool": _pool_memories,
     "fpdeep_loss": _loss_memories,
+    # hw/link/fpdeep_link_end.sv: the framer's replay buffer and the deframer's receive
+    # buffer (each beat with its tag and last flag), block RAM
+    "fpdeep_link_end": lambda p: [Memory(p["RD"], p["W"], "block"),
+                                  Memory(p["RXD"], p.get("TAGW", 1) + 1 + p["W"], "block")],
 }
 
 #: DSP slices of each unit (16-bit data, 48-bit accumulators), as Yosys 0.70 maps its
 #: multipliers (`synth_xilinx -family xcup` of each unit on its own, up to its memory mapping):
 #: an engine's one per MAC lane; SGD: momentum and learning-rate products (4); loss: the
 #: exponential's interpolation and the MSE scale (4); pooling: the average's reciprocal
-#: products at 48 x 24 bits (7). The other units multiply nothing.
+#: products at 48 x 24 bits (7); Dropout: 4. The other units multiply nothing.
 DSPS: dict[str, Callable[[Params], int]] = {
     "fpdeep_engine": lambda p: p["TM"] * p["TN"],
     "fpdeep_sgd": lambda p: 4,
     "fpdeep_loss": lambda p: 4,
     "fpdeep_pool": lambda p: 7,
+    # the scaling product and the step's seed term (a 32-bit constant times the step)
+    "fpdeep_dropout": lambda p: 4,
 }
 
 #: What a unit's logic grows with (1 when nothing that matters): an engine's MAC lanes, the
