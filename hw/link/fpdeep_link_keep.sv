@@ -19,7 +19,9 @@ module fpdeep_link_keep #(
         for (int j = N - 1; j >= 0; j--) begin
             if (data[j * WW + LAST]) words = j + 1;
         end
-        for (int k = 0; k < TW / 8; k++) keep[k] = k * 8 < words * WW;
+        // byte k is kept when words * WW > 8 k, i.e. words > floor(8 k / WW): a comparison
+        // with a constant, not a multiplier
+        for (int k = 0; k < TW / 8; k++) keep[k] = words > (k * 8) / WW;
     end
 endmodule
 
