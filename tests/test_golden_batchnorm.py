@@ -58,10 +58,18 @@ def bn_alone() -> nn.Module:
 
 
 def randomise(model: nn.Module, seed: int) -> nn.Module:
-    """Random gamma, beta and running statistics, every value exactly a float32."""
+    """Random weights, gamma, beta and running statistics from ``seed`` alone (never torch's
+    global generator, whose state depends on which tests ran before), every value exactly a
+    float32."""
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for module in model.modules():
+            if isinstance(module, nn.Conv2d | nn.Linear):
+                # PyTorch's default initialisation range: uniform within 1 / sqrt(fan-in)
+                bound = module.weight[0].numel() ** -0.5
+                for tensor in (module.weight, module.bias):
+                    if tensor is not None:
+                        tensor.copy_(bound * (2 * torch.rand(tensor.shape, generator=gen) - 1))
             if isinstance(module, nn.BatchNorm2d):
                 c = module.num_features
                 module.weight.copy_(0.5 + torch.rand(c, generator=gen))
