@@ -32,6 +32,7 @@ from fpdeep.hwlib.library import (
     REQUANT,
     SDP_RAM,
     SGD,
+    SGD_MOMENTUM,
     SHIFT_WIDTH,
     SKID_BUFFER,
     STREAM_FIFO,
@@ -45,5 +46,5 @@ __all__ = ["ADD", "AXIL_SLAVE", "CONVERT", "CRC32", "CSR", "DROPOUT", "ENGINE", 
            "FOLDERS", "LINK_CHANNEL", "LINK_DEFRAMER", "LINK_END", "LINK_FRAMER", "LINK_KEEP",
            "LINK_MODEL", "LINK_PACK", "LINK_RX", "LINK_TX", "LINK_UNPACK", "LOOP_NEST", "LOSS",
            "MAC_ARRAY", "MODULES", "POOL", "PSUM", "RELU", "REQUANT", "SDP_RAM", "SGD",
-           "SHIFT_WIDTH", "SKID_BUFFER", "STREAM_FIFO", "TENSOR_WALKER", "Module", "Port",
-           "Signal", "Stream", "compile_order", "module"]
+           "SGD_MOMENTUM", "SHIFT_WIDTH", "SKID_BUFFER", "STREAM_FIFO", "TENSOR_WALKER",
+           "Module", "Port", "Signal", "Stream", "compile_order", "module"]

@@ -206,6 +206,19 @@ SGD = Module(
      config("cfg_slr", "SW"), sink("s_g", "ACCW"), sink("s_w", "DW"), source("m", "DW")),
     uses=("fpdeep_requant",))
 
+SGD_MOMENTUM = Module(
+    "fpdeep_sgd_momentum", "sgd",
+    "batch mean of a gradient accumulator and the SGD step with momentum and weight decay, "
+    "the velocity streamed in and out",
+    # VW: velocity bits (the `vel` format); MW: mantissa bits of the scaling constants
+    {"DW": 16, "ACCW": ACC_WIDTH, "VW": 24, "MW": 17, "SW": SHIFT_WIDTH},
+    (*CLOCKED, config("cfg_mb", "MW"), config("cfg_sb", "SW"), config("cfg_sgv", "SW"),
+     config("cfg_mwd", "MW"), config("cfg_swd", "SW"), config("cfg_mmu", "MW"),
+     config("cfg_smu", "SW"), config("cfg_mlr", "MW"), config("cfg_slr", "SW"),
+     sink("s_g", "ACCW"), sink("s_w", "DW"), sink("s_v", "VW"), source("m", "DW"),
+     source("m_v", "VW")),
+    uses=("fpdeep_requant",))
+
 #: Channel-number bits of a link word, as fpdeep_link_tx/_rx compute their CHW.
 _CHW = {"CHW": "max(clog2(NCH), 1)"}
 
@@ -445,8 +458,8 @@ RESET_SYNC = Module(
 #: Every module of hw/ by name, in the order the docs list them.
 MODULES: Mapping[str, Module] = MappingProxyType({m.name: m for m in (
     SKID_BUFFER, STREAM_FIFO, SDP_RAM, REQUANT, LOOP_NEST, TENSOR_WALKER, MAC_ARRAY, ENGINE,
-    POOL, RELU, DROPOUT, CONVERT, ADD, FANOUT, PSUM, LOSS, SGD, LINK_TX, LINK_RX, LINK_PACK,
-    LINK_UNPACK, LINK_KEEP, CRC32, LINK_FRAMER, LINK_DEFRAMER, LINK_END, AXIL_SLAVE, CSR,
+    POOL, RELU, DROPOUT, CONVERT, ADD, FANOUT, PSUM, LOSS, SGD, SGD_MOMENTUM, LINK_TX, LINK_RX,
+    LINK_PACK, LINK_UNPACK, LINK_KEEP, CRC32, LINK_FRAMER, LINK_DEFRAMER, LINK_END, AXIL_SLAVE, CSR,
     STORE, MOVER_RD, MOVER_WR, SEQUENCER, HOST, BOARD_CTL, RESET_SYNC, LINK_MODEL,
     LINK_CHANNEL)})
 
