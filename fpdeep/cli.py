@@ -174,7 +174,8 @@ def build_config(args: argparse.Namespace) -> BuildConfig:
         partition=args.partition, precision=args.precision, batch=args.batch,
         clock_mhz=args.clock, link_gbps=args.link_gbps, util_cap=args.util_cap,
         pipelining=args.pipelining, pixel_lanes=args.pixel_lanes, bn=args.bn,
-        **({"loss": args.loss, "output": Path(args.output), "force": args.force}
+        **({"loss": args.loss, "momentum": args.momentum, "weight_decay": args.weight_decay,
+            "output": Path(args.output), "force": args.force}
            if "output" in args else {}))
 
 
@@ -202,6 +203,12 @@ def _build_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--loss", choices=flow.LOSSES, default=defaults(BuildConfig)["loss"],
                         help="the training loss at the logits: softmax cross-entropy (default) "
                         "or mean squared error against the one-hot label")
+    parser.add_argument("--momentum", type=float, default=0.0, metavar="MU",
+                        help="SGD momentum of the boards' update, in [0, 1) (default 0: none); "
+                        "with momentum or weight decay each board keeps a velocity per weight")
+    parser.add_argument("--weight-decay", type=float, default=0.0, metavar="LAMBDA",
+                        help="SGD weight decay of the boards' update, >= 0 (default 0: none), "
+                        "on every trainable parameter as torch.optim.SGD applies it")
 
 
 def _build(args: argparse.Namespace) -> int:

@@ -29,6 +29,7 @@ from fpdeep.errors import (
     require_rate,
 )
 from fpdeep.frontend import load_onnx
+from fpdeep.golden import sgd
 from fpdeep.golden.loss import LOSSES
 from fpdeep.ir import Network
 from fpdeep.numerics import Numerics
@@ -70,6 +71,8 @@ class BuildConfig:
     pipelining: str = "image"
     pixel_lanes: int = 1
     loss: str = "softmax_ce"
+    momentum: float = 0.0  # SGD momentum on the boards (0: none)
+    weight_decay: float = 0.0  # SGD weight decay on the boards (0: none)
     bn: str = "train"  # BatchNormalization: batch statistics (train) or a fixed affine (frozen)
     numerics: Numerics = field(default_factory=Numerics)  # the fixed-point formats
     output: Path | None = None  # build: the folder to write
@@ -84,6 +87,12 @@ class BuildConfig:
                               f"valid: {', '.join(PIPELINING)}")
         if self.loss not in LOSSES:
             raise FpdeepError(f"--loss {self.loss!r} is not known; valid: {', '.join(LOSSES)}")
+        for option, pair in (("--momentum", (self.momentum, 0.0)),
+                             ("--weight-decay", (0.0, self.weight_decay))):
+            try:
+                sgd.check_optimiser(*pair)
+            except FpdeepError as exc:
+                raise FpdeepError(f"{option}: {exc}") from None
         if self.bn not in BN_MODES:
             raise FpdeepError(f"--bn {self.bn!r} is not known; valid: {', '.join(BN_MODES)}")
         require_positive_int("--batch", self.batch)
@@ -277,12 +286,13 @@ def lower(state: FlowState, config: BuildConfig) -> FlowState:
     """The design of every board, and the plan with the memory figures of the tensor stores
     that design has; FpdeepError when the plan cannot be built."""
     network, planned = _need(state, "network", "lower"), _need(state, "plan", "lower")
-    built, placed = _lowered(network, planned, numerics=config.numerics, loss=config.loss)
+    built, placed = _lowered(network, planned, numerics=config.numerics, loss=config.loss,
+                             momentum=config.momentum, weight_decay=config.weight_decay)
     return replace(state, design=built, plan=placed)
 
 
-def _lowered(network: Network, planned: Plan, *, numerics: Numerics | None,
-             loss: str) -> tuple[Design, Plan]:
+def _lowered(network: Network, planned: Plan, *, numerics: Numerics | None, loss: str,
+             momentum: float = 0.0, weight_decay: float = 0.0) -> tuple[Design, Plan]:
     """The design lowered from ``planned``, and ``planned`` with its boards' memory figures
     taken from the design's tensor stores: the store is what the RTL has, known only once the
     plan is lowered (its items come from the step's tasks), so the planner's search estimates
@@ -291,7 +301,8 @@ def _lowered(network: Network, planned: Plan, *, numerics: Numerics | None,
     from fpdeep.codegen.layout import board_layouts
     from fpdeep.design.lower import lower as lower_plan
 
-    built = lower_plan(network, planned, numerics=numerics, loss=loss)
+    built = lower_plan(network, planned, numerics=numerics, loss=loss, momentum=momentum,
+                       weight_decay=weight_decay)
     layouts = board_layouts(built, network, batch=planned.totals.batch)
     units = board_units(built, network, batch=planned.totals.batch, layouts=layouts)
     return built, with_stores(planned, [layout.store for layout in layouts], units)
@@ -488,6 +499,7 @@ def demo(output: str | Path, *, show: Callable[[str], None],
 def write_build(network: Network, result: Plan, out: str | Path, *,
                 model_files: dict[str, bytes], input_shape: tuple[int, ...] | None = None,
                 loss: str = "softmax_ce", numerics: Numerics | None = None,
+                momentum: float = 0.0, weight_decay: float = 0.0,
                 force: bool = False) -> Path:
     """Lower, schedule and emit an existing plan of ``network`` (API and tests: plans made
     with custom cuts); ``model_files`` as ``fpdeep.frontend.reader.model_files`` gives."""
@@ -495,7 +507,8 @@ def write_build(network: Network, result: Plan, out: str | Path, *,
     from fpdeep.codegen.program import design_figures
     from fpdeep.report.plan import plan_json
 
-    built, result = _lowered(network, result, numerics=numerics, loss=loss)
+    built, result = _lowered(network, result, numerics=numerics, loss=loss, momentum=momentum,
+                             weight_decay=weight_decay)
     figures = design_figures(built, network)
     return write_folder(built, result, out, network=network, plan_report=plan_json(result, figures),
                         model_files=model_files, input_shape=input_shape, force=force)

@@ -262,11 +262,12 @@ def test_a_board_top_declares_the_memory_master_where_the_plan_needs_it(network,
 
 def test_an_unknown_unit_kind_names_the_known_ones():
     from fpdeep.codegen.ports import unit_parts
+    from fpdeep.design.units import UnitDesign
 
     with pytest.raises(FpdeepError, match="unit kind 'gelu' has no RTL; valid kinds: relu, "
                                           "dropout, concat, shuffle, pool, add, fanin, psum, loss, "
-                                          "sgd"):
-        unit_parts("gelu")
+                                          "sgd, sgd_momentum"):
+        unit_parts(UnitDesign("gelu", "act", "u_act", 0))
 
 
 def _rtl_store(top: str) -> list[tuple[int, int, int]]:

@@ -317,16 +317,37 @@ def test_residual_skip_across_boards_bit_exact(tmp_path):
 
 
 def _train_two_steps(net, path: Path, *, boards: int = 1, board="zcu102",
-                     infer: bool = True) -> dict:
+                     infer: bool = True, steps: int = 2, **sgd: float) -> dict:
     """The ONNX net ``net`` (tests/golden_nets.OnnxNet) planned on ``boards`` boards at batch 2,
-    built in ``path`` and trained two steps (then a forward-only pass), checked."""
+    built in ``path`` (``sgd``: momentum, weight_decay) and trained ``steps`` steps (then a
+    forward-only pass), checked."""
     onnx_file = path.with_suffix(".onnx")
     network, _ = net.load(onnx_file)
     plan = fpdeep.plan(network, fpdeep.make_cluster(board=board, boards=boards), batch=2)
-    write_build(network, plan, path, model_files={"model.onnx": onnx_file.read_bytes()})
-    result = simulate(path, RunConfig(batch=2, steps=2), host_checks={"infer": infer})
+    write_build(network, plan, path, model_files={"model.onnx": onnx_file.read_bytes()}, **sgd)
+    result = simulate(path, RunConfig(batch=2, steps=steps), host_checks={"infer": infer})
     _check(result, path)
     return result
+
+
+def test_momentum_and_weight_decay_train_bit_exact_across_boards(tmp_path):
+    """SGD with momentum 0.9 and weight decay 0.01 on two boards: each board's SGD unit keeps
+    a velocity per weight in its store; three steps, so that the second and third start from
+    the velocities the boards kept. The velocities read back are checked too."""
+    from golden_nets import OnnxNet
+
+    net = OnnxNet((1, 6, 6), seed=9)
+    net.conv(4, 3, pads=(1, 1, 1, 1))
+    net.relu()
+    net.conv(6, 3)
+    net.relu()
+    net.flatten()
+    net.fc(5)
+    path = tmp_path / "momentum"
+    _train_two_steps(net, path, boards=2, steps=3, momentum=0.9, weight_decay=0.01)
+    design = json.loads((path / "design.json").read_text())
+    assert (design["momentum"], design["weight_decay"]) == (0.9, 0.01)
+    assert "fpdeep_sgd_momentum" in (path / "rtl" / "board_1" / "fpdeep_board_1.sv").read_text()
 
 
 def test_a_dropout_layer_trains_bit_exact_and_is_off_in_the_forward_only_pass(tmp_path):

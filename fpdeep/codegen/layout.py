@@ -191,7 +191,7 @@ def _resources(d: Design, board: BoardDesign) -> list[Resource]:
             out.append(Resource(e.ident + "_out", key + OUT, ENGINE_PART.module, (), outs,
                                 flush=True, part=ENGINE_PART, engine=e, shares=e.ident))
     for u in board.units:
-        for part in unit_parts(u.kind):
+        for part in unit_parts(u):
             params = _unit_parameters(part, u, d.data_width, d.acc_width)
             ins, outs = _movers(part.module, params)
             widths = {p.name: p.width for p in part.module.ports(**params)}
@@ -525,18 +525,25 @@ class TaskWork:
 
     def _sgd(self, task: Task, res: Resource) -> list[Work]:
         """Per slice of the board, per trainable role: the gradient sums and the weights in,
-        the new weights back in place. The constants come from the compiler
-        (``cfg_*`` = None here)."""
+        the new weights back in place; with velocities (item ``v:<slice>``, laid out as the
+        gradient sums: weights, then biases) also the velocities in and back. The constants
+        come from the compiler (``cfg_*`` = None here)."""
         works = []
         roles = self.sgd_roles(task.board)
+        velocity = bool(res.unit.info.get("velocity"))
         for k, (s, role) in enumerate(roles):
             nw = s.engines["wg"].out_beats - ((s.hi - s.lo) if s.has_bias else 0)
             n, off = (nw, 0) if role == "weight" else (s.hi - s.lo, nw)
             store = f"w:{s.ident}" if role == "weight" else f"b:{s.ident}"
-            works.append(Work((Access(res.mover("s_g"), False, f"acc:{s.ident}", n, -1, off),
-                               Access(res.mover("s_w"), False, store, n),
-                               Access(res.mover("m", out=True), True, store, n)),
-                              cfg=(("sgd", k),), ends_task=k == len(roles) - 1))
+            accesses = [Access(res.mover("s_g"), False, f"acc:{s.ident}", n, -1, off),
+                        Access(res.mover("s_w"), False, store, n),
+                        Access(res.mover("m", out=True), True, store, n)]
+            if velocity:
+                accesses += [Access(res.mover("s_v"), False, f"v:{s.ident}", n, -1, off),
+                             Access(res.mover("m_v", out=True), True, f"v:{s.ident}", n, -1,
+                                    off)]
+            works.append(Work(tuple(accesses), cfg=(("sgd", k),),
+                              ends_task=k == len(roles) - 1))
         return works
 
     def sgd_roles(self, board: int) -> list[tuple[SliceDesign, str]]:

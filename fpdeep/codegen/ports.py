@@ -39,6 +39,7 @@ from fpdeep.hwlib import (
     PSUM,
     RELU,
     SGD,
+    SGD_MOMENTUM,
     Module,
     compile_order,
 )
@@ -158,10 +159,17 @@ UNIT_RTL: Mapping[str, tuple[Part, ...]] = MappingProxyType({
     "loss": (Part(LOSS, "loss error at tensor {layer}", params=("DW", "NMAX", "LW", "DIVW")),),
     "sgd": (Part(SGD, "SGD update of this board's weights", params=("DW", "ACCW"),
                  inputs={name: name for name in SGD.config}),),
+    # an SGD unit that keeps velocities (momentum, weight decay)
+    "sgd_momentum": (Part(SGD_MOMENTUM, "SGD update with momentum and weight decay",
+                          params=("DW", "ACCW", "VW"),
+                          inputs={name: name for name in SGD_MOMENTUM.config}),),
 })
 
 
-def unit_parts(kind: str) -> tuple[Part, ...]:
+def unit_parts(u: UnitDesign) -> tuple[Part, ...]:
+    """The RTL parts of unit ``u`` (`UNIT_RTL`): by its kind, the SGD unit by whether it
+    keeps velocities."""
+    kind = "sgd_momentum" if u.kind == "sgd" and u.info.get("velocity") else u.kind
     parts = UNIT_RTL.get(kind)
     if parts is None:
         raise FpdeepError(f"unit kind {kind!r} has no RTL; valid kinds: {', '.join(UNIT_RTL)}")
@@ -177,7 +185,7 @@ def unit_instances(u: UnitDesign, dw: int, accw: int) -> list[Instance]:
     return [part.instance(u.ident, _unit_parameters(part, u, dw, accw),
                           part.comment.format(layer=u.layer), forward=u.forward,
                           backward=u.backward)
-            for part in unit_parts(u.kind)]
+            for part in unit_parts(u)]
 
 
 #: Sides of a board in the chain: east towards higher board indices, west towards lower.

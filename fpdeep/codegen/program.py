@@ -18,9 +18,10 @@ from fpdeep.design.lower import Design
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import sgd
 from fpdeep.golden import step as golden_step
-from fpdeep.hwlib import SGD
+from fpdeep.hwlib import SGD, SGD_MOMENTUM
 from fpdeep.hwlib.protocol import op_cfg, op_end, op_go, op_in, op_out, op_wait
 from fpdeep.ir import Network
+from fpdeep.numerics import scale_constant
 from fpdeep.schedule.tasks import (
     PipelineFigures,
     Task,
@@ -135,14 +136,24 @@ def _encode(work: Work, layout: BoardLayout, res: Resource, consts: _SgdConstant
     return words
 
 
+def sgd_config_words(d: Design) -> int:
+    """Configuration words of one pass of a board's SGD unit: one per runtime constant."""
+    return len((SGD_MOMENTUM if d.velocity else SGD).config)
+
+
 class _SgdConstants:
     """The SGD unit's runtime constants for each pass of a board's update (fpdeep.golden.sgd):
-    1/B and the learning rate as mantissa and shift, aligned to each tensor's formats."""
+    1/B, the learning rate and, where the boards keep velocities, the momentum and the weight
+    decay as mantissa and shift, aligned to each tensor's formats. A momentum or decay of 0
+    has mantissa 0, which turns its term off."""
 
     def __init__(self, d: Design, network: Network, batch: int, lr: float) -> None:
         self.ctx = golden_step.StepContext.make(network, d.numerics, d.loss)
         self.mb, self.rb = sgd.batch_constant(batch)
         self.mlr, self.rlr = sgd.lr_constant(lr)
+        self.velocity = d.velocity
+        self.mmu, self.rmu = scale_constant(d.momentum) if d.momentum > 0 else (0, 0)
+        self.mwd, self.rwd = scale_constant(d.weight_decay) if d.weight_decay > 0 else (0, 0)
         self.rules = TaskWork(d, network)
         self.layers = {layer.name: layer for layer in network.layers}
 
@@ -152,9 +163,17 @@ class _SgdConstants:
         g_fmt, w_fmt = self.ctx.fmt("grad", s.layer), self.ctx.fmt("weight", s.layer)
         fe = self.ctx.err(layer.output).frac
         frac = fe + self.ctx.act(layer.inputs[0]).frac if role == "weight" else fe
-        return {"cfg_mb": self.mb, "cfg_sb": SGD.encode("cfg_sb", frac + self.rb - g_fmt.frac),
-                "cfg_mlr": self.mlr,
-                "cfg_slr": SGD.encode("cfg_slr", g_fmt.frac + self.rlr - w_fmt.frac)}
+        mean = {"cfg_mb": self.mb, "cfg_sb": SGD.encode("cfg_sb", frac + self.rb - g_fmt.frac),
+                "cfg_mlr": self.mlr}
+        if not self.velocity:
+            return mean | {"cfg_slr": SGD.encode("cfg_slr",
+                                                 g_fmt.frac + self.rlr - w_fmt.frac)}
+        fv = self.ctx.fmt("vel", s.layer).frac
+        enc = SGD_MOMENTUM.encode
+        return mean | {"cfg_sgv": enc("cfg_sgv", g_fmt.frac - fv),
+                       "cfg_mwd": self.mwd, "cfg_swd": enc("cfg_swd", w_fmt.frac + self.rwd - fv),
+                       "cfg_mmu": self.mmu, "cfg_smu": enc("cfg_smu", self.rmu),
+                       "cfg_slr": enc("cfg_slr", fv + self.rlr - w_fmt.frac)}
 
 
 def instruction_cycles(d: Design, network: Network,
@@ -174,7 +193,8 @@ def instruction_cycles(d: Design, network: Network,
             words = len(waits)
             for work in rules.work(t, t.board, own):
                 # an SGD pass sets each of the unit's runtime constants
-                words += sum(len(SGD.config) if name == "sgd" else 1 for name, _ in work.cfg)
+                words += sum(sgd_config_words(d) if name == "sgd" else 1
+                             for name, _ in work.cfg)
                 words += len(work.accesses) + 1
             out.append(words)
         return out

@@ -31,7 +31,7 @@ from fpdeep.files import check_writable_file, read_json, write_file
 from fpdeep.golden import train_step, weight_formats
 from fpdeep.golden.step import StepContext, infer, logits_tensor
 from fpdeep.ir import Network
-from fpdeep.numerics import Numerics
+from fpdeep.numerics import Numerics, quantise
 from fpdeep.ops import spec, stored_transposed, trainable_refs
 from fpdeep.planning.planner import Plan
 from fpdeep.progress import Progress
@@ -161,13 +161,17 @@ def first_difference(got: np.ndarray, want: np.ndarray) -> str:
 
 def compare(network: Network, record: Mapping[str, np.ndarray], weights: dict[str, np.ndarray],
             x: np.ndarray, y: np.ndarray, *, steps: int, lr: float,
-            loss: str = "softmax_ce", numerics: Numerics | None = None) -> tuple[list[str], list]:
-    """Golden steps from ``weights``; every recorded tensor checked. (mismatches, losses)."""
+            loss: str = "softmax_ce", numerics: Numerics | None = None, momentum: float = 0.0,
+            weight_decay: float = 0.0) -> tuple[list[str], list]:
+    """Golden steps from ``weights`` (SGD with ``momentum`` and ``weight_decay``, from zero
+    velocities); every recorded tensor checked. (mismatches, losses)."""
     mismatches: list[str] = []
     losses = []
+    nm = numerics or Numerics()
+    state: dict[str, np.ndarray] = {}
     for step in range(steps):
-        res = train_step(network, weights, x, y, lr=lr, loss=loss,
-                         numerics=numerics or Numerics(), step=step)
+        res = train_step(network, weights, x, y, lr=lr, loss=loss, numerics=nm, step=step,
+                         momentum=momentum, weight_decay=weight_decay, state=state)
         losses.append(res.loss)
         for layer in network.layers:
             if spec(layer.op).in_loss:
@@ -184,6 +188,10 @@ def compare(network: Network, record: Mapping[str, np.ndarray], weights: dict[st
                         acc, new = acc.T, new.T  # records are in (out, in) compute layout
                     expected[f"acc_{ref.role}"] = acc
                     expected[f"new_{ref.role}"] = new
+                    if ref.name in res.state:  # the velocity the boards keep, as integers
+                        vel = quantise(res.state[ref.name], nm.fmt("vel", layer.name))
+                        expected[f"new_velocity_{ref.role}"] = \
+                            vel.T if stored_transposed(layer, ref.role) else vel
             for tensor, want in expected.items():
                 key = f"{step}/{layer.name}/{tensor}"
                 if key not in record:
@@ -196,10 +204,9 @@ def compare(network: Network, record: Mapping[str, np.ndarray], weights: dict[st
                 if got.shape != want.shape or np.any(got != want):
                     mismatches.append(f"step {step + 1}, layer {layer.name}, {tensor}: "
                                       + first_difference(got, want))
-        weights = res.weights
+        weights, state = res.weights, res.state
     key = "infer/logits"
     if key in record:  # a forward-only pass after the steps, with the trained weights
-        nm = numerics or Numerics()
         want = infer(network, weights, x, numerics=nm)
         ctx = StepContext.make(network, nm, "softmax_ce")
         fmt = ctx.act(logits_tensor(network, "softmax_ce"))
@@ -240,7 +247,8 @@ def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None
                              bar=("simulating", config.steps), pause=host_pause)
     say.step("comparing with the golden model")
     mismatches, losses = compare(network, record, weights, x, y, steps=config.steps,
-                                 lr=config.lr, loss=design.loss, numerics=design.numerics)
+                                 lr=config.lr, loss=design.loss, numerics=design.numerics,
+                                 momentum=design.momentum, weight_decay=design.weight_decay)
     clock = design.clock_mhz
     figures = design_figures(design, network)  # the planner's figures, as in plan.json
     # the model of this step: the task graph's timeline at this batch, every task costed as

@@ -130,7 +130,8 @@ class _Builder:
 
     def __init__(self, build: Build, *, x: np.ndarray, y: np.ndarray,
                  weights: Mapping[str, np.ndarray], lr: float, max_cycles: int,
-                 batch: int | None = None) -> None:
+                 batch: int | None = None,
+                 velocities: Mapping[str, np.ndarray] | None = None) -> None:
         self.design, self.net = build.design, build.network
         design, net = self.design, self.net
         self.ctx = golden_step.StepContext.make(net, design.numerics, design.loss)
@@ -140,6 +141,8 @@ class _Builder:
         names = [ref.name for layer in net.compute_layers
                  for ref in golden_step.trainable_refs(layer)]
         self.params = golden_step.load_params(net, {k: weights[k] for k in names}, self.ctx)
+        # the SGD velocities the boards start from (golden StepResult.state; none: zeros)
+        self.velocities = golden_step.load_velocities(net, velocities or {}, self.ctx)
         self.layouts = board_layouts(design, net, batch=build.plan.totals.batch)
         self.rules = TaskWork(design, net)
         self.lr = lr
@@ -205,6 +208,8 @@ class _Builder:
             self.write(board, f"w:{s.ident}", p["weight"][s.lo:s.hi])
             if s.has_bias:
                 self.write(board, f"b:{s.ident}", p["bias"][s.lo:s.hi])
+            if self.design.velocity:
+                self.write(board, f"v:{s.ident}", self.slice_velocities(s))
         setup = setup_program(self.design, self.net, self.layouts)
         for b in self.design.boards:
             for r, words in enumerate(setup[b.index]):
@@ -219,6 +224,17 @@ class _Builder:
             for r, _ in enumerate(self.layouts[b.index].resources):
                 self.program(b.index, r, train.words(b.index, r))
                 self.program(b.index, r, forward.words(b.index, r), base)
+
+    def slice_velocities(self, s) -> np.ndarray:
+        """Slice ``s``'s velocities as its ``v:`` item holds them: its weights' rows, then its
+        biases (zeros for a parameter without a velocity yet)."""
+        layer = self.net.layer(s.layer)
+        parts = []
+        for ref in golden_step.trainable_refs(layer):
+            shape = self.params[s.layer][ref.role].shape
+            v = self.velocities.get(ref.name, np.zeros(shape, dtype=np.int64))
+            parts.append(np.asarray(v, dtype=np.int64)[s.lo:s.hi].ravel())
+        return np.concatenate(parts)
 
     def images(self, images: np.ndarray) -> None:
         """``images`` (quantised) into the store's image slots 0, 1, ..."""
@@ -365,6 +381,14 @@ class _Builder:
             traced = {"acc_weight": acc_w}
             if layer.weight("bias") is not None:
                 traced |= {"acc_bias": acc_b}
+            if d.velocity:  # the velocities the update left, laid out as the sums
+                vel = [self.read(board, f"v:{s.ident}", s.engines["wg"].out_beats)
+                       for board, s in slices]
+                traced |= {"new_velocity_weight": [Part(v, p.shape, p.lo, p.hi)
+                                                   for v, p in zip(vel, acc_w, strict=True)]}
+                if layer.weight("bias") is not None:
+                    traced |= {"new_velocity_bias": [Part(v, p.shape, p.lo, p.hi)
+                                                     for v, p in zip(vel, acc_b, strict=True)]}
             for name, parts in traced.items():
                 self.s.traced[f"{step}/{layer.name}/{name}"] = Traced(tuple(parts), False)
         for key, traced_weights in self.read_weights().items():
@@ -443,15 +467,18 @@ def build_training_session(build: Build, *, x: np.ndarray, y: np.ndarray,
                            order: Sequence[np.ndarray], weights: Mapping[str, np.ndarray],
                            lr: float, batch: int, max_cycles: int, first: int = 0,
                            total: int | None = None,
-                           test_x: np.ndarray | None = None) -> Session:
+                           test_x: np.ndarray | None = None,
+                           velocities: Mapping[str, np.ndarray] | None = None) -> Session:
     """Training steps from ``weights``, step ``k`` on images ``x[order[k]]`` (``batch`` of
     them), the weights staying on the boards from step to step; after each step the host
     reads back every weight and the logits (``Session.train[k]``: ``LAYER/new_weight``,
     ``LAYER/new_bias``, ``logits``). With ``test_x`` (a whole number of batches),
     forward-only passes over it follow the last step (traced ``infer/k``). ``first`` and
-    ``total``: the steps' numbers in the whole run, for the host's progress file."""
+    ``total``: the steps' numbers in the whole run, for the host's progress file;
+    ``velocities``: the SGD momentum buffers to start from (golden ``StepResult.state``)."""
     total = len(order) if total is None else total
-    b = _Builder(build, x=x, y=y, weights=weights, lr=lr, max_cycles=max_cycles, batch=batch)
+    b = _Builder(build, x=x, y=y, weights=weights, lr=lr, max_cycles=max_cycles, batch=batch,
+                 velocities=velocities)
     b.configure()
     for k, pick in enumerate(order):
         b.s.add(Op("PROGRESS", 0, (first + k, total, 0)))

@@ -144,6 +144,7 @@ class TrainState:
     weights: dict[str, np.ndarray]  # the golden model's, equal to the boards'
     float_weights: dict[str, np.ndarray]  # float training's from the same start
     optimiser: dict[str, np.ndarray] = field(default_factory=dict)  # SGD momentum buffers
+    float_optimiser: dict[str, np.ndarray] = field(default_factory=dict)  # float training's
     losses: list[float] = field(default_factory=list)  # the hardware's loss of every step
     hardware: dict[str, np.ndarray] | None = None  # the weights the boards read back last
 
@@ -213,7 +214,9 @@ class _Follower:
         pick = self.picks[k]
         x, y = self.data.x[pick], self.data.y[pick]
         res = train_step(network, st.weights, x, y, lr=self.lr, loss=design.loss,
-                         numerics=design.numerics, state=st.optimiser or None, step=st.step)
+                         numerics=design.numerics, momentum=design.momentum,
+                         weight_decay=design.weight_decay, state=st.optimiser or None,
+                         step=st.step)
         where = f"step {st.step + 1}"
         for layer in network.compute_layers:
             new = res.trace[layer.name].new_weights
@@ -235,7 +238,9 @@ class _Follower:
         if self.mismatches:
             return
         flt = train_step(network, st.float_weights, x, y, lr=self.lr, loss=design.loss,
-                         numerics="float", step=st.step)
+                         numerics="float", momentum=design.momentum,
+                         weight_decay=design.weight_decay, state=st.float_optimiser or None,
+                         step=st.step)
         cycles = max(answers[f.cycles[0]][0] | answers[f.cycles[1]][0] << 32
                      for f in self.session.steps[k][2])
         loss = loss_value(logits * 2.0 ** -self.logits_frac, y, design.loss)
@@ -243,6 +248,7 @@ class _Follower:
         self.cycles.append(cycles)
         st.losses.append(loss)
         st.weights, st.optimiser, st.float_weights = res.weights, res.state, flt.weights
+        st.float_optimiser = flt.state
         st.hardware = hardware
         st.step += 1
         self.checked += 1
@@ -268,12 +274,14 @@ def save_checkpoint(path: Path, state: TrainState, identity: Mapping[str, Any], 
     meta = {"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, **identity,
             "step": state.step, "steps_per_epoch": per_epoch,
             "epochs_done": state.step / per_epoch,
-            "optimizer": {"kind": "sgd", "lr": identity["lr"], "momentum": 0.0,
-                          "weight_decay": 0.0},
+            "optimizer": {"kind": "sgd", "lr": identity["lr"],
+                          "momentum": identity.get("momentum", 0.0),
+                          "weight_decay": identity.get("weight_decay", 0.0)},
             "losses": state.losses}
     arrays = {"meta": np.array(json.dumps(meta))}
     for prefix, values in (("weights", state.weights), ("float", state.float_weights),
-                           ("velocity", state.optimiser)):
+                           ("velocity", state.optimiser),
+                           ("float_velocity", state.float_optimiser)):
         arrays |= {f"{prefix}/{name}": np.asarray(v, np.float64) for name, v in values.items()}
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
@@ -318,7 +326,8 @@ def load_checkpoint(path: Path, identity: Mapping[str, Any], network: Network, *
         raise FpdeepError(f"{where} has trained {step} steps ({step // per_epoch} epoch(s)); "
                           f"--epochs {epochs} is {total} steps in all: give --epochs above "
                           f"{step // per_epoch} to train on")
-    parts: dict[str, dict[str, np.ndarray]] = {"weights": {}, "float": {}, "velocity": {}}
+    parts: dict[str, dict[str, np.ndarray]] = {"weights": {}, "float": {}, "velocity": {},
+                                               "float_velocity": {}}
     for key, value in arrays.items():
         prefix, _, name = key.partition("/")
         if prefix in parts:
@@ -329,7 +338,7 @@ def load_checkpoint(path: Path, identity: Mapping[str, Any], network: Network, *
             raise FpdeepError(f"{where} lacks {prefix} of "
                               f"{', '.join(sorted(want - parts[prefix].keys()))}")
     return TrainState(step, parts["weights"], parts["float"], parts["velocity"],
-                      [float(v) for v in meta.get("losses", [])])
+                      parts["float_velocity"], [float(v) for v in meta.get("losses", [])])
 
 
 # ----- the run -------------------------------------------------------------------------------
@@ -366,7 +375,8 @@ def train_on_boards(folder: str | Path, config: TrainConfig, *,
 
         compiler()  # a missing C++ compiler is named before any work
     identity = {"design": f"{design_hash(design):#010x}", "data": data.identity,
-                "batch": batch, "lr": config.lr, "seed": config.seed}
+                "batch": batch, "lr": config.lr, "seed": config.seed,
+                "momentum": design.momentum, "weight_decay": design.weight_decay}
     if config.resume:
         state = load_checkpoint(checkpoint, identity, network, total=total,
                                 epochs=config.epochs, per_epoch=order.per_epoch)
@@ -393,7 +403,7 @@ def train_on_boards(folder: str | Path, config: TrainConfig, *,
             session = build_training_session(
                 build, x=data.x, y=data.y, order=picks, weights=state.weights, lr=config.lr,
                 batch=batch, max_cycles=config.max_cycles, first=first, total=total,
-                test_x=test_images if last == total else None)
+                test_x=test_images if last == total else None, velocities=state.optimiser)
             follower = _Follower(build, session, picks, data, state, lr=config.lr,
                                  work=out / "run", order=order, epochs=config.epochs)
             got, record = run_session(build, session, out / "run", host=host,

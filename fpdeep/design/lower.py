@@ -41,6 +41,7 @@ from fpdeep.design.units import (
     sgd_unit,
 )
 from fpdeep.errors import FpdeepError
+from fpdeep.golden import sgd
 from fpdeep.ir import Layer, Network
 from fpdeep.numerics import Numerics
 from fpdeep.ops import refusal, spec
@@ -104,6 +105,15 @@ class Design(Serial):
     numerics: Numerics = field(default_factory=Numerics)
     loss: str = "softmax_ce"  # the loss unit's error: softmax cross-entropy or MSE
     link_bits: int = perf.LINK_PORT_QUANTUM  # tdata width of every board's link ports
+    # SGD with momentum and weight decay (docs/numerics.md §17): the boards keep a velocity
+    # per weight when either is set
+    momentum: float = 0.0
+    weight_decay: float = 0.0
+
+    @property
+    def velocity(self) -> bool:
+        """Whether the boards keep SGD velocities (momentum or weight decay is set)."""
+        return self.momentum > 0 or self.weight_decay > 0
 
     @property
     def acc_width(self) -> int:
@@ -152,6 +162,16 @@ def _check_width(numerics: Numerics, network: Network) -> int:
             f"the generated boards use one data width for activations, weights and errors; "
             f"the numerics give widths {sorted(widths)}"
         )
+    return widths.pop()
+
+
+def _check_velocity_width(numerics: Numerics, network: Network) -> int:
+    """The one velocity width of every trainable layer: a board's SGD unit saturates each
+    velocity to it (their fractional bits may differ: the unit's shifts follow them)."""
+    widths = {numerics.fmt("vel", layer.name).width for layer in network.compute_layers}
+    if len(widths) != 1:
+        raise FpdeepError(f"the generated boards' SGD unit keeps every velocity in one width; "
+                          f"the numerics give the layers' vel formats widths {sorted(widths)}")
     return widths.pop()
 
 
@@ -207,10 +227,13 @@ def check_buildable(network: Network, plan: Plan, *, numerics: Numerics | None =
 
 
 def lower(network: Network, plan: Plan, *, numerics: Numerics | None = None,
-           loss: str = "softmax_ce") -> Design:
+           loss: str = "softmax_ce", momentum: float = 0.0,
+           weight_decay: float = 0.0) -> Design:
     """The engines of every board of ``plan`` for ``network`` (the network the plan was made of),
-    with the ``loss`` error unit ("softmax_ce" or "mse") where the logits are."""
+    with the ``loss`` error unit ("softmax_ce" or "mse") where the logits are, and an SGD unit
+    with ``momentum`` and ``weight_decay`` on every board."""
     numerics = numerics or Numerics()
+    sgd.check_optimiser(momentum, weight_decay)
     if plan.model != network.name:
         raise FpdeepError(
             f"the plan is for model {plan.model!r} but the network is {network.name!r}"
@@ -305,12 +328,16 @@ def lower(network: Network, plan: Plan, *, numerics: Numerics | None = None,
             units[homes[name]].append(fan_in_unit(
                 name, shape, ident=namer(name, "fanin", prefix="t"),
                 board=homes[name]))
-    boards = [replace(b, units=(*units[b.index], sgd_unit(b.index))) for b in boards]
+    velocity = momentum > 0 or weight_decay > 0
+    vel_width = _check_velocity_width(numerics, network) if velocity else 0
+    boards = [replace(b, units=(*units[b.index], sgd_unit(b.index, vel_width=vel_width)))
+              for b in boards]
     gbps = tuple(lp.gbps_available for lp in plan.links)
     links = tuple(link_model(lp.src, rate=lp.rate, gbps=lp.gbps_available,
                              latency=perf.LINK_HOP_LATENCY) for lp in plan.links)
     return Design(plan.model, tuple(boards), width, plan.totals.clock_mhz, gbps, homes, links,
-                  numerics, loss, plan.cluster.link_port_bits)
+                  numerics, loss, plan.cluster.link_port_bits, float(momentum),
+                  float(weight_decay))
 
 
 # ----- design.json -------------------------------------------------------------------------------

@@ -224,7 +224,11 @@ def psum_unit(layer: str, *, shift: int, slices: int, elements: int, ident: str,
                       {"elements": elements, "slices": slices})
 
 
-def sgd_unit(board: int) -> UnitDesign:
+def sgd_unit(board: int, *, vel_width: int = 0) -> UnitDesign:
+    """The board's weight update: plain SGD (fpdeep_sgd), or with ``vel_width``-bit velocities
+    for momentum and weight decay (fpdeep_sgd_momentum)."""
+    if vel_width:
+        return UnitDesign("sgd", "", "sgd", board, {"VW": vel_width}, info={"velocity": True})
     return UnitDesign("sgd", "", "sgd", board)
 
 

@@ -102,7 +102,7 @@ def train_step(network: Network, weights: Mapping[str, np.ndarray], x: np.ndarra
     ctx = replace(_context(network, numerics, loss), step=step)
     sgd.lr_constant(lr)
     sgd.check_optimiser(momentum, weight_decay)
-    optimiser = _Optimiser(lr, momentum, weight_decay, _velocities(network, state, ctx))
+    optimiser = _Optimiser(lr, momentum, weight_decay, load_velocities(network, state, ctx))
     xb, yb = _check_batch(network, x, y)
     logits_name = logits_tensor(network, loss)
     params = load_params(network, weights, ctx)
@@ -337,7 +337,7 @@ class _Optimiser:
         return self.momentum == 0 and self.weight_decay == 0
 
 
-def _velocities(network: Network, state: Mapping[str, np.ndarray] | None,
+def load_velocities(network: Network, state: Mapping[str, np.ndarray] | None,
                 ctx: StepContext) -> dict[str, np.ndarray]:
     """The previous step's momentum buffers, checked, in compute layout (fixed: vel integers)."""
     if state is None:

@@ -281,7 +281,8 @@ def with_stores(plan: Plan, stores: Sequence[BoardStore],
                             traffic_bytes_per_image=0.0, buffers_fit=True,
                             bram_blocks=placed.bram_blocks, uram_blocks=placed.uram_blocks)
         stash = store.bits_of("act:", "err:", "psum:", "argmax:", "label")
-        weights, grads = store.bits_of("w:", "b:"), store.bits_of("acc:")
+        # gradient sums and SGD velocities both count as the optimiser's (grads)
+        weights, grads = store.bits_of("w:", "b:"), store.bits_of("acc:", "v:")
         # the rest (tables, the zero word, discarded side outputs) must stay on chip
         storage = Storage(buffers=store.bits - stash - weights - grads, weights=weights,
                           grads=grads, stash=stash, stash_per_image=stash // store.images)

@@ -102,7 +102,8 @@ def train_on_boards(folder: str | Path, devices: Sequence[str], config: RunConfi
                                      progress=say, label="training", unit="step")
     say.step("comparing with the golden model")
     mismatches, losses = compare(network, record, weights, x, y, steps=config.steps,
-                                 lr=config.lr, loss=design.loss, numerics=design.numerics)
+                                 lr=config.lr, loss=design.loss, numerics=design.numerics,
+                                 momentum=design.momentum, weight_decay=design.weight_decay)
     cycles = [s["cycles"] for s in figures["steps"]]
     wall = [s["wall_s"] for s in figures["steps"]]
     result = {
