@@ -305,6 +305,40 @@ def test_build_refuses_plan_features_the_rtl_does_not_implement(tmp_path, capsys
         in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--momentum", "1", "--momentum: momentum=1.0 is not valid: give a number from 0 up to "
+                        "(not including) 1"),
+    ("--momentum", "nan", "--momentum: momentum=nan is not valid"),
+    ("--weight-decay", "-0.1", "--weight-decay: weight_decay=-0.1 is not valid: give a "
+                               "non-negative number"),
+])
+def test_build_refuses_a_bad_optimiser(tmp_path, capsys, option, value, message):
+    out = tmp_path / "b"
+    assert _build(out, option, value) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_momentum_builds_keep_velocities_in_the_store(tmp_path):
+    """With momentum or weight decay every board's SGD unit is fpdeep_sgd_momentum and its
+    store keeps a 24-bit velocity (the vel format) per weight and bias of each slice; without
+    them, neither."""
+    plain, momentum = tmp_path / "plain", tmp_path / "momentum"
+    assert _build(plain) == 0
+    assert _build(momentum, "--momentum", "0.9", "--weight-decay", "5e-4") == 0
+    for board in (0, 1):
+        top = (momentum / "rtl" / f"board_{board}" / f"fpdeep_board_{board}.sv").read_text()
+        assert "fpdeep_sgd_momentum #(" in top and "fpdeep_sgd #(" not in top
+    for folder, kept in ((plain, False), (momentum, True)):
+        stores = json.loads((folder / "plan.json").read_text())["generated"]["store"]
+        for store in stores:
+            banks = {b["item"]: b for b in store["banks"]}
+            sums = {k[4:]: b["depth"] for k, b in banks.items() if k.startswith("acc:")}
+            velocities = {k[2:]: b for k, b in banks.items() if k.startswith("v:")}
+            assert velocities.keys() == (sums.keys() if kept else set())
+            assert all(b["width"] == 24 and b["depth"] == sums[k] for k, b in velocities.items())
+
+
 def test_build_refuses_a_plan_that_spills_off_chip(tmp_path, capsys):
     from conftest import light_model
 

@@ -225,6 +225,57 @@ def test_training_is_checked_every_step_and_resumes_after_ctrl_c(one_board, tmp_
     assert result["test_images"] == 20 and len(result["epoch_loss"]) == 3
 
 
+def test_momentum_training_resumes_with_the_velocities_on_the_boards(tmp_path, monkeypatch):
+    """`train` on a build with momentum and weight decay: Ctrl-C after the first step, then
+    --resume, whose new host session loads the checkpoint's velocities into the boards' stores
+    (not zeros); the weights after 4 steps are the golden model's, chained step by step with
+    its momentum buffers."""
+    import os
+    import signal
+
+    from sklearn.datasets import load_digits
+
+    from fpdeep.cli import main
+    from fpdeep.cosim import train
+
+    out = tmp_path / "momentum"
+    assert main(["build", str(DIGITS), "--board", "zcu102", "--boards", "1", "--batch", "4",
+                 "--momentum", "0.9", "--weight-decay", "0.001", "-o", str(out)]) == 0
+    images, labels = load_digits(return_X_y=True)
+    x = (images.reshape(-1, 1, 8, 8) / 16.0).astype(np.float32)
+    np.savez(tmp_path / "d.npz", x=x[:8], y=labels[:8], x_test=x[1500:1504],
+             y_test=labels[1500:1504])
+    args = ["train", str(out), "--data", str(tmp_path / "d.npz"), "--epochs", "2", "--lr",
+            "0.1"]
+    check = train._Follower._check
+
+    def interrupted(follower, k):
+        check(follower, k)
+        if follower.state.step == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(train._Follower, "_check", interrupted)
+    assert main(args) == 130
+    monkeypatch.undo()
+    assert main([*args, "--resume"]) == 0
+    result = json.loads((out / "train" / "result.json").read_text())
+    assert result["match"] is True and result["steps"] == 4
+    assert 1 <= result["resumed_from_step"] < 4
+    network = fpdeep.load_onnx(DIGITS)
+    weights = {k: np.asarray(v, np.float64) for k, v in network.params.items()}
+    state: dict = {}
+    for step in range(4):
+        epoch, k = divmod(step, 2)
+        pick = np.random.default_rng([0, epoch]).permutation(8)[k * 4:][:4]
+        res = fpdeep.golden.train_step(network, weights, x[:8][pick], labels[:8][pick], lr=0.1,
+                                       momentum=0.9, weight_decay=0.001, state=state,
+                                       step=step)
+        weights, state = res.weights, res.state
+    with np.load(out / "train" / "weights.npz") as got:
+        for name in network.params:
+            assert np.array_equal(got[name].astype(np.float64), weights[name]), name
+
+
 @pytest.mark.full
 def test_the_demo_network_trains_on_two_boards_as_well_as_float(tmp_path):
     """The demo network on 2 boards, 3 epochs of the digits (132 steps of 32): every step

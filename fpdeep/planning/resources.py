@@ -200,12 +200,15 @@ MEMORIES: dict[str, Callable[[Params], list[Memory]]] = {
 
 #: DSP slices of each unit (16-bit data, 48-bit accumulators), as Yosys 0.70 maps its
 #: multipliers (`synth_xilinx -family xcup` of each unit on its own, up to its memory mapping):
-#: an engine's one per MAC lane; SGD: momentum and learning-rate products (4); loss: the
-#: exponential's interpolation and the MSE scale (4); pooling: the average's reciprocal
-#: products at 48 x 24 bits (7); Dropout: 4. The other units multiply nothing.
+#: an engine's one per MAC lane; SGD: the batch-mean and learning-rate products (4), with
+#: momentum and weight decay 6; loss: the exponential's interpolation and the MSE scale (4);
+#: pooling: the average's reciprocal products at 48 x 24 bits (7); Dropout: 4. The other
+#: units multiply nothing.
 DSPS: dict[str, Callable[[Params], int]] = {
     "fpdeep_engine": lambda p: p["TM"] * p["TN"],
     "fpdeep_sgd": lambda p: 4,
+    # the batch mean (2), decay, momentum and learning-rate products
+    "fpdeep_sgd_momentum": lambda p: 6,
     "fpdeep_loss": lambda p: 4,
     "fpdeep_pool": lambda p: 7,
     # the scaling product and the step's seed term (a 32-bit constant times the step)
@@ -244,6 +247,7 @@ LOGIC: dict[str, tuple[float, float, float, float]] = {
     "fpdeep_pool": (3125, 0, 477, 0),
     "fpdeep_psum": (562, 0, 50, 0),
     "fpdeep_sgd": (2301, 0, 18, 0),
+    "fpdeep_sgd_momentum": (5258, 0, 43, 0),  # VW 24
     "fpdeep_link_pack": (198, 0, 277, 0),
     "fpdeep_link_unpack": (70, 0, 135, 0),
     "fpdeep_link_tx": (4, 0, 2, 0),
