@@ -140,9 +140,13 @@ def normalise(d: np.ndarray, var: np.ndarray, *, epsilon: float,
               x_fmt: Format) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(xhat, z, k)`` from centred values (frac a + G) and a variance (frac 2a)."""
     z, k = rsqrt_fixed(as_int(var) + epsilon_fixed(epsilon, x_fmt))
-    shift = STAT_GUARD + RSQRT_FRAC + k - XHAT.frac
-    xhat = requantise(d * _per_channel(z, d), _per_channel(shift, d), XHAT)
+    xhat = requantise(d * _per_channel(z, d), _per_channel(xhat_shift(k), d), XHAT)
     return xhat, z, k
+
+
+def xhat_shift(k: np.ndarray) -> np.ndarray:
+    """The shift that takes ``d * z`` (frac a + G + 16 + k - a) to x̂'s fraction."""
+    return STAT_GUARD + RSQRT_FRAC + as_int(k) - XHAT.frac
 
 
 def affine(xhat: np.ndarray, gamma: np.ndarray, beta: np.ndarray, *, w_fmt: Format,
@@ -184,10 +188,19 @@ def backward(e: np.ndarray, xhat: np.ndarray | None, gamma: np.ndarray, z: np.nd
         mean_e = round_shift(s_e * m_m, r_m - XHAT.frac)
         mean_ex = round_shift(s_ex * m_m, r_m)
         t = t - _per_channel(mean_e, e) - round_shift(xhat * _per_channel(mean_ex, e), XHAT.frac)
-    factor = round_shift(as_int(gamma, "gamma") * z, FACTOR_SHIFT)
-    shift = (e_fmt.frac + XHAT.frac + w_fmt.frac + RSQRT_FRAC + k - x_fmt.frac - FACTOR_SHIFT
-             - out_fmt.frac)
+    factor, shift = error_factor(gamma, z, k, x_fmt=x_fmt, e_fmt=e_fmt, w_fmt=w_fmt,
+                                 out_fmt=out_fmt)
     return requantise(t * _per_channel(factor, e), _per_channel(shift, e), out_fmt)
+
+
+def error_factor(gamma: np.ndarray, z: np.ndarray, k: np.ndarray, *, x_fmt: Format,
+                 e_fmt: Format, w_fmt: Format, out_fmt: Format) -> tuple[np.ndarray, np.ndarray]:
+    """Per channel, ``(f, s)``: the input error is ``requant(t * f, s)`` with ``t`` the error
+    term at frac fe + h; ``f = rshift(gamma * z, FACTOR_SHIFT)``."""
+    factor = round_shift(as_int(gamma, "gamma") * z, FACTOR_SHIFT)
+    shift = (e_fmt.frac + XHAT.frac + w_fmt.frac + RSQRT_FRAC + as_int(k) - x_fmt.frac
+             - FACTOR_SHIFT - out_fmt.frac)
+    return factor, shift
 
 
 def running_update(running: np.ndarray, batch: np.ndarray, *, momentum: float,

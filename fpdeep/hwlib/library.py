@@ -163,6 +163,16 @@ DROPOUT = Module(
      sink("s_x", "DW"), source("m", "DW")),
     uses=("fpdeep_requant",))
 
+BN_FROZEN = Module(
+    "fpdeep_bn_frozen", "eltwise",
+    "frozen BatchNormalization: the per-channel affine of the running statistics, forward and "
+    "backward, its constants streamed ahead of each channel",
+    # PW: constant-word bits (a store word)
+    {"DW": 16, "PW": ACC_WIDTH, "AW": 32, "SW": SHIFT_WIDTH},
+    (*CLOCKED, config("cfg_bwd", 1), config("cfg_plane", "AW"), config("cfg_yshift", "SW"),
+     sink("s_p", "PW", last=None), sink("s_x", "DW"), source("m", "DW")),
+    uses=("fpdeep_requant",))
+
 ADD = Module(
     "fpdeep_add", "eltwise", "residual add (aligned, one requantisation) and error fan-in",
     # LW: left shifts 0 .. 2^LW - 1
@@ -458,8 +468,9 @@ RESET_SYNC = Module(
 #: Every module of hw/ by name, in the order the docs list them.
 MODULES: Mapping[str, Module] = MappingProxyType({m.name: m for m in (
     SKID_BUFFER, STREAM_FIFO, SDP_RAM, REQUANT, LOOP_NEST, TENSOR_WALKER, MAC_ARRAY, ENGINE,
-    POOL, RELU, DROPOUT, CONVERT, ADD, FANOUT, PSUM, LOSS, SGD, SGD_MOMENTUM, LINK_TX, LINK_RX,
-    LINK_PACK, LINK_UNPACK, LINK_KEEP, CRC32, LINK_FRAMER, LINK_DEFRAMER, LINK_END, AXIL_SLAVE, CSR,
+    POOL, RELU, DROPOUT, BN_FROZEN, CONVERT, ADD, FANOUT, PSUM, LOSS, SGD, SGD_MOMENTUM,
+    LINK_TX, LINK_RX, LINK_PACK, LINK_UNPACK, LINK_KEEP, CRC32, LINK_FRAMER, LINK_DEFRAMER,
+    LINK_END, AXIL_SLAVE, CSR,
     STORE, MOVER_RD, MOVER_WR, SEQUENCER, HOST, BOARD_CTL, RESET_SYNC, LINK_MODEL,
     LINK_CHANNEL)})
 

@@ -67,14 +67,34 @@ def _fixed_state(ctx: StepContext, layer: Layer, x: np.ndarray, p: dict):
     a = _attrs(layer)
     x_fmt = ctx.act(layer.inputs[0])
     if a.frozen:
-        mean_fmt, var_fmt = bn.running_formats(x_fmt)
-        d = bn.centred(x, quantise(p["mean"], mean_fmt))
-        var = quantise(p["var"], var_fmt)
+        mean, var = _running(ctx, layer, p)
+        d = bn.centred(x, mean)
     else:
         bn.check_count(x, layer.name)
         _, var, d = bn.batch_statistics(x, x_fmt=x_fmt, acc_width=ctx.acc_width)
     xhat, z, k = bn.normalise(d, var, epsilon=a.epsilon, x_fmt=x_fmt)
     return xhat, z, k
+
+
+def _running(ctx: StepContext, layer: Layer, p: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The running mean and variance as the fixed-point layer reads them."""
+    mean_fmt, var_fmt = bn.running_formats(ctx.act(layer.inputs[0]))
+    return quantise(p["mean"], mean_fmt), quantise(p["var"], var_fmt)
+
+
+def frozen_constants(ctx: StepContext, layer: Layer, p: dict) -> dict[str, np.ndarray]:
+    """Per channel, every constant of a frozen BatchNormalization in fixed point (the RTL
+    unit's tables): forward ``x̂ = requant(((x << G) - mean) * z, xshift)`` then the affine
+    of ``gamma``, ``beta``; backward ``requant((e << h) * factor, eshift)``."""
+    x_fmt = ctx.act(layer.inputs[0])
+    mean, var = _running(ctx, layer, p)
+    z, k = bn.rsqrt_fixed(var + bn.epsilon_fixed(_attrs(layer).epsilon, x_fmt))
+    gamma, beta = _fixed_affine(ctx, layer, p)
+    factor, eshift = bn.error_factor(gamma, z, k, x_fmt=x_fmt, e_fmt=ctx.err(layer.output),
+                                     w_fmt=ctx.fmt("weight", layer.name),
+                                     out_fmt=ctx.err(layer.inputs[0]))
+    return {"mean": mean, "z": z, "xshift": bn.xhat_shift(k), "gamma": gamma, "beta": beta,
+            "factor": factor, "eshift": eshift}
 
 
 def _fixed_affine(ctx: StepContext, layer: Layer, p: dict) -> tuple[np.ndarray, np.ndarray]:

@@ -1,6 +1,6 @@
 """Element-wise units in simulation, bit-exact against the golden model: ReLU, Dropout, residual add
-and error fan-in, error fan-out; on every simulator found (Verilator always, Icarus where it
-is installed)."""
+and error fan-in, error fan-out, frozen BatchNormalization; on every simulator found (Verilator
+always, Icarus where it is installed)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,11 @@ UNITS = {
                  "cases": [[0.5, 0, [12, 12]], [0.3, 5, [14, 10]], [0.1, 1, [8, 12]]]}),
     # error in; one output rounds, one shifts left
     "error_fanout": ("fpdeep_fanout", "tb_fanout", {"formats": [14, 12, 15]}),
+    # (frac x, y, e, dx, variance bits): the default formats over small and large variances
+    # (xhat and the error scaling shift right and left), other formats
+    "bn_frozen": ("fpdeep_bn_frozen", "tb_bn_frozen",
+                  {"shape": [3, 3, 4], "cases": [[10, 10, 14, 14, 12], [10, 10, 14, 14, 30],
+                                                 [8, 12, 12, 10, 20], [12, 9, 15, 13, 4]]}),
 }
 
 
