@@ -51,6 +51,18 @@ class OnnxNet:
                           strides=[stride, stride], pads=[pads[0], pads[1], pads[2], pads[3]],
                           group=groups)
 
+    def batchnorm(self, *, epsilon: float = 1e-5) -> str:
+        """BatchNormalization over the last tensor, random gamma, beta and running
+        statistics."""
+        c = self.shape[self.last][0]
+        name = self._name("bn")
+        values = {"scale": self.rng.uniform(0.5, 1.5, c), "bias": self.rng.normal(0, 0.3, c),
+                  "mean": self.rng.normal(0, 0.2, c), "var": self.rng.uniform(0.5, 1.5, c)}
+        for role, value in values.items():
+            self.inits[f"{name}_{role}"] = value
+        return self._node("BatchNormalization", [self.last, *(f"{name}_{r}" for r in values)],
+                          self.shape[self.last], epsilon=epsilon)
+
     def relu(self, src: str | None = None) -> str:
         src = src or self.last
         return self._node("Relu", [src], self.shape[src])

@@ -352,7 +352,6 @@ def test_build_refuses_a_plan_that_spills_off_chip(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("op", "attrs"), [
-    ("BatchNormalization", {}),
     ("LRN", {"size": 3}),
 ])
 def test_build_refuses_layers_without_rtl(tmp_path, capsys, op, attrs):

@@ -368,12 +368,15 @@ def test_residual_skip_across_boards_bit_exact(tmp_path):
 
 
 def _train_two_steps(net, path: Path, *, boards: int = 1, board="zcu102",
-                     infer: bool = True, steps: int = 2, **sgd: float) -> dict:
+                     infer: bool = True, steps: int = 2, bn: str = "train",
+                     **sgd: float) -> dict:
     """The ONNX net ``net`` (tests/golden_nets.OnnxNet) planned on ``boards`` boards at batch 2,
-    built in ``path`` (``sgd``: momentum, weight_decay) and trained ``steps`` steps (then a
-    forward-only pass), checked."""
+    built in ``path`` (``bn`` as --bn; ``sgd``: momentum, weight_decay) and trained ``steps``
+    steps (then a forward-only pass), checked."""
+    from fpdeep.ops.batchnorm import with_batchnorm
+
     onnx_file = path.with_suffix(".onnx")
-    network, _ = net.load(onnx_file)
+    network = with_batchnorm(net.load(onnx_file)[0], bn)
     plan = fpdeep.plan(network, fpdeep.make_cluster(board=board, boards=boards), batch=2)
     write_build(network, plan, path, model_files={"model.onnx": onnx_file.read_bytes()}, **sgd)
     result = simulate(path, RunConfig(batch=2, steps=steps), host_checks={"infer": infer})
@@ -399,6 +402,28 @@ def test_momentum_and_weight_decay_train_bit_exact_across_boards(tmp_path):
     design = json.loads((path / "design.json").read_text())
     assert (design["momentum"], design["weight_decay"]) == (0.9, 0.01)
     assert "fpdeep_sgd_momentum" in (path / "rtl" / "board_1" / "fpdeep_board_1.sv").read_text()
+
+
+@pytest.mark.parametrize("boards", [1, 2])
+def test_frozen_batchnorm_trains_bit_exact(tmp_path, boards):
+    """conv-BN-ReLU twice with --bn frozen: each BatchNormalization is the per-channel affine
+    of its running statistics on the boards' fpdeep_bn_frozen, whose constants the host
+    computes from the model's statistics and loads; the convolutions train around them."""
+    from golden_nets import OnnxNet
+
+    net = OnnxNet((2, 6, 6), seed=11)
+    net.conv(4, 3, pads=(1, 1, 1, 1), bias=False)
+    net.batchnorm()
+    net.relu()
+    net.conv(6, 3)
+    net.batchnorm()
+    net.relu()
+    net.flatten()
+    net.fc(5)
+    path = tmp_path / f"bn{boards}"
+    _train_two_steps(net, path, boards=boards, bn="frozen")
+    info = json.loads((path / "design.json").read_text())["build"]
+    assert info["bn"] == "frozen"
 
 
 def test_a_dropout_layer_trains_bit_exact_and_is_off_in_the_forward_only_pass(tmp_path):

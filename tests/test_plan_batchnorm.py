@@ -91,10 +91,21 @@ def test_bn_option_of_plan_and_the_flow(model, capsys):
         BuildConfig(model=model, board="zcu102", bn="eval")
 
 
-@pytest.mark.parametrize("bn", ["train", "frozen"])
-def test_build_refuses_batchnorm_in_either_mode(model, tmp_path, capsys, bn):
+def test_build_runs_batchnorm_frozen_and_refuses_training_mode(tmp_path, capsys):
+    net = OnnxNet((2, 6, 6))
+    net.conv(4, 3, pads=(1, 1, 1, 1))
+    _bn(net, "bn1")
+    net.relu()
+    net.flatten()
+    net.fc(5)
+    model = tmp_path / "small_bn.onnx"
+    net.load(model)
     out = tmp_path / "b"
-    assert main(["build", str(model), "--board", "zcu102", "--boards", "1", "--bn", bn,
+    assert main(["build", str(model), "--board", "zcu102", "--boards", "1", "--bn", "train",
                  "-o", str(out)]) == 2
     err = capsys.readouterr().err
-    assert "(BatchNormalization): no RTL unit for this op yet" in err and not out.exists()
+    assert "(BatchNormalization): BatchNormalization in training mode (batch statistics); " \
+           "the boards run a frozen one: build with --bn frozen" in err and not out.exists()
+    assert main(["build", str(model), "--board", "zcu102", "--boards", "1", "--bn", "frozen",
+                 "--batch", "2", "-o", str(out)]) == 0
+    assert "fpdeep_bn_frozen #(" in (out / "rtl" / "board_0" / "fpdeep_board_0.sv").read_text()

@@ -20,6 +20,7 @@ from fpdeep.codegen.vivado import SHELL_LIBRARY, project_files
 from fpdeep.design.lower import BuildInfo, Design, design_document
 from fpdeep.files import staged_output
 from fpdeep.ir import Network
+from fpdeep.ops.batchnorm import batchnorm_mode
 from fpdeep.planning.planner import Plan
 from fpdeep.resources import data_dir
 from fpdeep.tables import markdown_text
@@ -88,7 +89,8 @@ def emit(d: Design, plan: Plan, out: str | Path, *, network: Network,
         for name, data in model_files.items():
             stage.write_bytes(name, data)
         stage.write("plan.json", _json(plan_report))
-        info = BuildInfo(MODEL_FILE, tuple(input_shape) if input_shape else None)
+        info = BuildInfo(MODEL_FILE, tuple(input_shape) if input_shape else None,
+                         batchnorm_mode(network))
         stage.write("design.json", _json(design_document(d, plan, info)))
         for path in library:
             stage.write_bytes(f"rtl/hw/{path}", (hw / path).read_bytes())

@@ -32,7 +32,7 @@ from fpdeep.codegen.ports import (
     unit_parts,
 )
 from fpdeep.design.lower import BoardDesign, Design, EngineDesign, SliceDesign
-from fpdeep.design.units import UnitDesign, dropout_image_seed
+from fpdeep.design.units import BN_TABLE, BN_TABLE_BITS, UnitDesign, dropout_image_seed
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import loss as golden_loss
 from fpdeep.hwlib import LINK_RX, LINK_TX, Module
@@ -460,6 +460,21 @@ class TaskWork:
                 works.append(Work(acc, cfg=(("cfg_shift", p[task.what]),),
                                   ends_task=k == len(parts) - 1))
             return works
+        if kind == "bn":
+            # the pass's per-channel constants on s_p (the host loads them from the running
+            # statistics), the activation or the output's error on s_x
+            what = "bp" if task.what == "bp" else "fp"
+            table = Access(res.mover("s_p"), False, bn_table_item(u.ident, what),
+                           u.info["channels"] * len(BN_TABLE[what]))
+            if what == "bp":
+                e = loc(board, item("err", layer.output))
+                out = loc(board, contribution_item(self.canon(layer.inputs[0]), layer.name))
+                return [Work((table, Access(res.mover("s_x"), False, e[0], n_in, i, e[1]),
+                              Access(res.mover("m", out=True), True, out[0], n_in, i, out[1])),
+                             cfg=(("cfg_bwd", 1),))]
+            return [Work((table, *self.reads(res.mover("s_x"), board, x_item, n_in, i),
+                          Access(res.mover("m", out=True), True, y[0], n_out, i, y[1])),
+                         cfg=(("cfg_bwd", 0),))]
         if kind == "dropout":
             # forward (or off): the input activation in; backward: the output's error in, the
             # mask made again from the same seed
@@ -604,11 +619,17 @@ def board_layouts(d: Design, network: Network, *, batch: int) -> list[BoardLayou
             # what no task writes the host loads: constants as wide as their values, weights,
             # biases, images and labels as data
             width = widths[layout.index].get(key) or (
-                signed_bits(constants[key]) if key in constants else d.data_width)
+                signed_bits(constants[key]) if key in constants
+                else BN_TABLE_BITS if key.startswith("bn:") else d.data_width)
             # resources reading one bank at once would share its rate: a copy for each
             copies = read_copies(len(readers[layout.index].get(key, ())))
             layout.banks.append(StoreBank(key, depth, width, copies))
     return layouts
+
+
+def bn_table_item(unit: str, what: str) -> str:
+    """The store item of a frozen BatchNormalization unit's constants for pass ``what``."""
+    return f"bn:{unit}:{what}"
 
 
 def _written_bits(res: Resource, work: Work, access: Access, data_width: int) -> int:

@@ -23,6 +23,7 @@ from fpdeep.design.units import LinkModel, UnitDesign
 from fpdeep.errors import FpdeepError
 from fpdeep.hwlib import (
     ADD,
+    BN_FROZEN,
     CONVERT,
     DROPOUT,
     ENGINE,
@@ -144,6 +145,9 @@ UNIT_RTL: Mapping[str, tuple[Part, ...]] = MappingProxyType({
     "dropout": (Part(DROPOUT, "Dropout of layer {layer}",
                      inputs={"cfg_mult": "mult", "cfg_shift": "shift", "cfg_thresh": "thresh",
                              "cfg_seed_image": "seed_image"}),),
+    # the controller sets the direction per pass; the constants of each channel come on s_p
+    "bn": (Part(BN_FROZEN, "frozen BatchNormalization of layer {layer}",
+                inputs={"cfg_bwd": "bwd"}),),
     # the controller sets each pass's shift
     "concat": (Part(CONVERT, "Concat of layer {layer}", inputs={"cfg_shift": "shift"}),),
     "shuffle": (Part(CONVERT, "channel shuffle of layer {layer}", inputs={"cfg_shift": "shift"}),),

@@ -33,6 +33,7 @@ from fpdeep.golden.step import StepContext, infer, logits_tensor
 from fpdeep.ir import Network
 from fpdeep.numerics import Numerics, quantise
 from fpdeep.ops import spec, stored_transposed, trainable_refs
+from fpdeep.ops.batchnorm import with_batchnorm
 from fpdeep.planning.planner import Plan
 from fpdeep.progress import Progress
 from fpdeep.schedule.tasks import RUN, Task, schedule, task_cycles
@@ -82,7 +83,8 @@ def load_build(folder: str | Path) -> Build:
     data = read_json(root / "design.json",
                      f"rebuild the folder with `fpdeep build MODEL ... -o {root} --force`")
     design, plan, info = read_design_document(data, where)
-    network = load_onnx(root / info.model_file, input_shape=info.input_shape)
+    network = with_batchnorm(load_onnx(root / info.model_file, input_shape=info.input_shape),
+                             info.bn)
     return Build(root, design, plan, info, network)
 
 
@@ -147,6 +149,11 @@ def initial_weights(network: Network, *, seed: int) -> dict[str, np.ndarray]:
                 fan_in = int(np.prod(ref.shape[1:])) if len(ref.shape) > 1 else 1
                 scale = 0.0 if ref.role == "bias" else float(np.sqrt(2.0 / fan_in))
                 out[ref.name] = rng.normal(0.0, 1.0, size=ref.shape) * scale
+    # the other layers' parameters (a frozen BatchNormalization's statistics) are the model's
+    for layer in network.layers:
+        for ref in layer.weights:
+            if ref.name not in out and ref.name in network.params:
+                out[ref.name] = np.asarray(network.params[ref.name], dtype=np.float64)
     return out
 
 

@@ -22,9 +22,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fpdeep.codegen.board import design_hash
-from fpdeep.codegen.layout import TaskWork, board_layouts, constant_contents, program_words
+from fpdeep.codegen.layout import (
+    TaskWork,
+    bn_table_item,
+    board_layouts,
+    constant_contents,
+    program_words,
+)
 from fpdeep.codegen.ports import LINK_COUNTERS, SIDES
 from fpdeep.codegen.program import compile_step, setup_program
+from fpdeep.design.units import BN_TABLE, bn_table
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import step as golden_step
 from fpdeep.hwlib.csr import RegisterMap, register_map
@@ -40,6 +47,7 @@ from fpdeep.hwlib.protocol import (
     word,
 )
 from fpdeep.ops import spec
+from fpdeep.ops.batchnorm import frozen_constants
 from fpdeep.schedule.tasks import contribution_item, item
 
 from .script import NO_LINK_FAULTS, POLL_OUTCOMES, LinkFaults, Op, Outputs, Script
@@ -138,8 +146,8 @@ class _Builder:
         self.x = self.ctx.input(np.asarray(x, dtype=np.float64))
         self.y = np.asarray(y, dtype=np.int64)
         self.batch = len(self.y) if batch is None else batch
-        names = [ref.name for layer in net.compute_layers
-                 for ref in golden_step.trainable_refs(layer)]
+        # every layer's parameters: the trained ones and the constants (running statistics)
+        names = [ref.name for layer in net.layers for ref in layer.weights]
         self.params = golden_step.load_params(net, {k: weights[k] for k in names}, self.ctx)
         # the SGD velocities the boards start from (golden StepResult.state; none: zeros)
         self.velocities = golden_step.load_velocities(net, velocities or {}, self.ctx)
@@ -210,6 +218,14 @@ class _Builder:
                 self.write(board, f"b:{s.ident}", p["bias"][s.lo:s.hi])
             if self.design.velocity:
                 self.write(board, f"v:{s.ident}", self.slice_velocities(s))
+        for b in self.design.boards:  # frozen BatchNormalizations' per-channel constants
+            for u in b.units:
+                if u.kind == "bn":
+                    layer = self.net.layer(u.layer)
+                    constants = frozen_constants(self.ctx, layer, self.params[u.layer])
+                    for what in BN_TABLE:
+                        self.write(b.index, bn_table_item(u.ident, what),
+                                   bn_table(u.layer, constants, what))
         setup = setup_program(self.design, self.net, self.layouts)
         for b in self.design.boards:
             for r, words in enumerate(setup[b.index]):

@@ -353,6 +353,7 @@ class BuildInfo(Serial):
 
     model_file: str = "model.onnx"
     input_shape: tuple[int, ...] | None = None
+    bn: str = "train"  # how its BatchNormalizations run (--bn): the model is read so
 
 
 def design_document(d: Design, plan: Plan, build: BuildInfo) -> dict[str, Any]:

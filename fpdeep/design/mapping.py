@@ -36,6 +36,13 @@ def _distinct_inputs(layer: Layer) -> str | None:
     return None
 
 
+def _frozen_only(layer: Layer) -> str | None:
+    if not getattr(layer.attrs, "frozen", False):
+        return ("BatchNormalization in training mode (batch statistics); the boards run a "
+                "frozen one: build with --bn frozen")
+    return None
+
+
 @dataclass(frozen=True)
 class Rtl:
     """What runs one op kind: ``kind`` is ``engine``, ``view``, ``loss`` or a unit kind; ``mode``
@@ -57,6 +64,7 @@ RTL_MAPPING: Mapping[Op, Rtl] = MappingProxyType({
     Op.AVGPOOL: Rtl("pool", "avg"),
     Op.GLOBAL_AVGPOOL: Rtl("pool", "avg"),
     Op.ADD: Rtl("add", refuse=_two_inputs),
+    Op.BATCHNORM: Rtl("bn", refuse=_frozen_only),
     Op.FLATTEN: Rtl(VIEW),
     Op.IDENTITY: Rtl(VIEW),
     Op.SOFTMAX: Rtl(LOSS),

@@ -13,9 +13,10 @@ from typing import Any
 from fpdeep.design.mapping import RTL_MAPPING, Rtl
 from fpdeep.design.pool import PoolShape, pool_config
 from fpdeep.errors import FpdeepError
+from fpdeep.golden import batchnorm as golden_bn
 from fpdeep.golden import dropout, shuffle
 from fpdeep.golden.loss import LOSSES
-from fpdeep.hwlib import ADD, CONVERT, DROPOUT, FANOUT, LOSS, PSUM, RELU
+from fpdeep.hwlib import ADD, BN_FROZEN, CONVERT, DROPOUT, FANOUT, LOSS, PSUM, RELU
 from fpdeep.ir import Layer, Network, Op
 from fpdeep.numerics import Numerics, scale_constant
 from fpdeep.ops import pool_window
@@ -174,8 +175,52 @@ def dropout_image_seed(image: int) -> int:
 
 #: The unit design of each unit kind the RTL mapping names (engines, views and the loss are
 #: not layer units).
+#: The per-channel constants a frozen BatchNormalization's unit takes ahead of each channel,
+#: in its order (hw/eltwise/fpdeep_bn_frozen.sv), per pass; each a signed word of at most
+#: BN_TABLE_BITS bits.
+BN_TABLE = {"fp": ("mean", "z", "xshift", "gamma", "beta"), "bp": ("factor", "eshift")}
+BN_TABLE_BITS = 32
+
+
+def _bn_unit(network: Network, layer: Layer, rtl: Rtl, *, ident: str, board: int,
+             numerics: Numerics) -> UnitDesign:
+    """A frozen BatchNormalization: the output shift is a constant; the per-channel
+    constants come from the running statistics the host loads (`bn_table`)."""
+    c = layer.in_shape[0]
+    shift = (numerics.fmt("weight", layer.name).frac + golden_bn.XHAT.frac
+             - numerics.fmt("act", layer.name).frac)
+    low, high = BN_FROZEN.signed_range("cfg_yshift")
+    if not low <= shift <= high:
+        raise FpdeepError(f"layer {layer.name!r}: the BatchNormalization's output shift {shift} "
+                          f"is outside the unit's {low}..{high}; choose closer formats")
+    values = {"cfg_plane": math.prod(layer.in_shape[1:]),
+              "cfg_yshift": BN_FROZEN.encode("cfg_yshift", shift)}
+    return UnitDesign("bn", layer.name, ident, board, {}, values, values,
+                      {"elements": math.prod(layer.in_shape), "channels": c})
+
+
+def bn_table(layer: str, constants: dict[str, Any], what: str) -> list[int]:
+    """The words of a frozen BatchNormalization's table for pass ``what`` (fp, bp): per
+    channel its constants in `BN_TABLE` order; FpdeepError naming ``layer`` when one does not
+    fit the unit."""
+    names = BN_TABLE[what]
+    low, high = BN_FROZEN.signed_range("cfg_yshift")
+    for name in names:
+        values = [int(v) for v in constants[name]]
+        limit = (low, high) if name.endswith("shift") else \
+            (-(1 << (BN_TABLE_BITS - 1)), (1 << (BN_TABLE_BITS - 1)) - 1)
+        if values and not (limit[0] <= min(values) and max(values) <= limit[1]):
+            raise FpdeepError(f"layer {layer!r}: the frozen BatchNormalization's {name} "
+                              f"ranges over {min(values)}..{max(values)}, outside the unit's "
+                              f"{limit[0]}..{limit[1]} (a running variance far from the "
+                              f"activations' scale); choose other formats")
+    return [int(constants[name][ch]) for ch in range(len(constants[names[0]]))
+            for name in names]
+
+
 _UNIT_MAKERS = {"relu": _relu_unit, "pool": _pool_unit, "add": _add_unit,
-                "dropout": _dropout_unit, "concat": _concat_unit, "shuffle": _shuffle_unit}
+                "dropout": _dropout_unit, "concat": _concat_unit, "shuffle": _shuffle_unit,
+                "bn": _bn_unit}
 
 
 def fan_in_unit(tensor: str, shape: Sequence[int], *, ident: str, board: int) -> UnitDesign:

@@ -34,6 +34,13 @@ def with_batchnorm(network: Network, mode: str) -> Network:
     return replace(network, layers=layers)
 
 
+def batchnorm_mode(network: Network) -> str:
+    """The mode ``with_batchnorm`` gave ``network``'s BatchNormalizations ("train" without
+    any)."""
+    frozen = any(layer.op is Op.BATCHNORM and not trains(layer) for layer in network.layers)
+    return "frozen" if frozen else "train"
+
+
 def trains(layer: Layer) -> bool:
     """Whether a BatchNormalization uses batch statistics and trains gamma and beta."""
     return not _attrs(layer).frozen

@@ -202,8 +202,8 @@ MEMORIES: dict[str, Callable[[Params], list[Memory]]] = {
 #: multipliers (`synth_xilinx -family xcup` of each unit on its own, up to its memory mapping):
 #: an engine's one per MAC lane; SGD: the batch-mean and learning-rate products (4), with
 #: momentum and weight decay 6; loss: the exponential's interpolation and the MSE scale (4);
-#: pooling: the average's reciprocal products at 48 x 24 bits (7); Dropout: 4. The other
-#: units multiply nothing.
+#: pooling: the average's reciprocal products at 48 x 24 bits (7); Dropout: 4; frozen
+#: BatchNormalization: 5. The other units multiply nothing.
 DSPS: dict[str, Callable[[Params], int]] = {
     "fpdeep_engine": lambda p: p["TM"] * p["TN"],
     "fpdeep_sgd": lambda p: 4,
@@ -213,6 +213,9 @@ DSPS: dict[str, Callable[[Params], int]] = {
     "fpdeep_pool": lambda p: 7,
     # the scaling product and the step's seed term (a 32-bit constant times the step)
     "fpdeep_dropout": lambda p: 4,
+    # frozen BatchNormalization: (x - mean) * z, gamma * x-hat, the error's factor (and
+    # Yosys splits the wide ones)
+    "fpdeep_bn_frozen": lambda p: 5,
 }
 
 #: What a unit's logic grows with (1 when nothing that matters): an engine's MAC lanes, the

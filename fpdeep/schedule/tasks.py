@@ -39,7 +39,7 @@ from typing import Any
 
 from fpdeep.design.lower import Design, SliceDesign
 from fpdeep.design.mapping import VIEW_OPS
-from fpdeep.design.units import LinkModel, UnitDesign
+from fpdeep.design.units import BN_TABLE, LinkModel, UnitDesign
 from fpdeep.errors import FpdeepError, require_positive_int
 from fpdeep.hwlib import LOSS
 from fpdeep.ir import Network
@@ -102,7 +102,7 @@ class Task(Serial):
     drain: int = 0  # result beats
     elements: int = 0  # units: elements streamed
     rtl: str = ""  # units: the RTL unit that does it (relu, pool, sgd), "" for the controller
-    tensors: int = 0  # sgd: tensors streamed through the unit
+    tensors: int = 0  # sgd: tensors streamed through the unit; bn: its constant words
     dst: int = -1  # links: receiving board (one hop)
     bytes: int = 0  # links: payload
     item: str = ""  # links: the payload (``item``, ``contribution_item``)
@@ -218,6 +218,7 @@ _UNIT_CYCLES: dict[str, Callable[[Task], int]] = {
     "pool": lambda t: _engine_cycles(t) - 1,
     "relu": lambda t: t.elements + STREAM_OVERHEAD,
     "dropout": lambda t: t.elements + STREAM_OVERHEAD,
+    "bn": lambda t: t.elements + t.tensors + STREAM_OVERHEAD,  # tensors: constant words
     "convert": lambda t: t.elements + t.tensors * STREAM_OVERHEAD,  # Concat, shuffle
     "add": lambda t: t.elements + STREAM_OVERHEAD,
     "fanout": lambda t: t.elements + STREAM_OVERHEAD,
@@ -608,6 +609,11 @@ def _unit_task(unit: UnitDesign | None, board: int, what: str, layer: str, image
         resource = f"{board}:{unit.ident}" + ("_bp" if rtl == "fanout" else "")
         return Task("unit", board, what, layer, image=image, elements=unit.info["elements"],
                     rtl=rtl, resource=resource)
+    if unit.kind == "bn":  # each channel's constants, then its elements
+        words = len(BN_TABLE["bp" if what == "bp" else "fp"])
+        return Task("unit", board, what, layer, image=image, elements=unit.info["elements"],
+                    rtl="bn", tensors=unit.info["channels"] * words,
+                    resource=f"{board}:{unit.ident}")
     if unit.kind in ("concat", "shuffle"):  # a converter pass per part (backward: per part
         # whose input needs an error)
         parts = [p for p in unit.info["parts"] if what == "fp" or needs[p["tensor"]]]
