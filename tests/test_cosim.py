@@ -367,6 +367,22 @@ def test_residual_skip_across_boards_bit_exact(tmp_path):
     _check(simulate(out, RunConfig(batch=2, steps=2)), out)
 
 
+def test_a_link_that_loses_every_frame_is_reported_stuck_by_name(tmp_path, monkeypatch):
+    """A link channel that drops (almost) every frame, beyond what `--link-drop` lets a user
+    ask for: the sending link end replays until it has made no progress for its stuck
+    time, the board stops the step with the link error, and `sim` names the link instead of
+    hanging until the cycle limit."""
+    from fpdeep import flow
+
+    network, plan = _digits_plan(2)
+    out = tmp_path / "stuck"
+    write_build(network, plan, out, model_files={"model.onnx": DIGITS.read_bytes()})
+    monkeypatch.setattr(flow, "MAX_LINK_DROP", 1.0)
+    with pytest.raises(FpdeepError, match=r"board 0: .*the link to the east \(board 0 -> "
+                                          r"board 1\) is stuck"):
+        simulate(out, RunConfig(batch=4, steps=1, link_drop=0.999999))
+
+
 def _train_two_steps(net, path: Path, *, boards: int = 1, board="zcu102",
                      infer: bool = True, steps: int = 2, bn: str = "train",
                      **sgd: float) -> dict:
