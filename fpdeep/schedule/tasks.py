@@ -161,22 +161,47 @@ def _at_word_rate(words: int, link: LinkModel) -> int:
 
 def _through_gearboxes(words: int, link: LinkModel) -> int:
     """Cycles from the first word entering the sending gearbox until the last leaves the
-    receiving one. Words go into beats at the link's word rate and beats into frames of up to
+    receiving one (`_frames`)."""
+    return _frames(words, link)[2]
+
+
+def _frames(words: int, link: LinkModel) -> tuple[int, int, int]:
+    """(when the first header enters the line, when the last trailer has, when the last word
+    leaves the receiving gearbox), in cycles from the first word entering the sending
+    gearbox. Words go into beats at the link's word rate and beats into frames of up to
     LINK_FRAME_BEATS; a frame leaves once closed, header, payload and trailer at the line's
     beat rate, and arrives ``latency`` later; the receiving gearbox passes on a kept frame's
     words one a cycle, after the frames before it."""
     if not words:
-        return 0
+        return 0, 0, 0
     per_frame = link.words_per_beat * perf.LINK_FRAME_BEATS
-    sent = out = 0  # when the last trailer entered the line; the last word passed on
+    begin = sent = out = 0  # first header; when the last trailer entered the line; last word
     for first in range(0, words, per_frame):
         count = min(per_frame, words - first)
         beats = -(-count // link.words_per_beat)
         closed = _at_word_rate(first + count, link)
         header = max(closed + LINK_FRAME_START, sent + 1)
+        begin = begin if first else header
         sent = header + -(-(beats + perf.LINK_FRAME_OVERHEAD - 1) * link.den // link.num)
         out = max(sent + link.latency + LINK_FRAME_RELEASE, out + 1) + count - 1
-    return out
+    return begin, sent, out
+
+
+def line_spans(task: Task, *, links: Sequence[LinkModel]) -> tuple[tuple[str, int, int], ...]:
+    """For a link task, per hop (the line "a>b", when its first frame enters that line, when
+    its last has), in cycles from the start of the task's transfer: a line carries one
+    frame at a time, so a transfer's frames queue behind those of the transfer before it on
+    the same line; () for any other task."""
+    if task.kind != "link":
+        return ()
+    words = _link_words(task)
+    spans, at = [], 0
+    for a, b in link_hops(task):
+        link = links[min(a, b)]
+        begin, sent, _ = _frames(words, link)
+        spans.append((f"{a}>{b}", at + LINK_FETCH + begin, at + LINK_FETCH + sent))
+        at += hop_cycles(words, link)
+    return tuple(spans)
 
 
 def _link_words(task: Task) -> int:
@@ -254,13 +279,17 @@ def link_latency(task: Task, *, links: Sequence[LinkModel]) -> int:
 
 def timeline(tasks: Sequence[Task], durations: Sequence[int],
              tails: Sequence[int] | None = None,
-             setups: Sequence[int] | None = None) -> list[tuple[int, int]]:
+             setups: Sequence[int] | None = None,
+             lines: Sequence[tuple[tuple[str, int, int], ...]] | None = None
+             ) -> list[tuple[int, int]]:
     """(start, end) of every task when each starts as soon as its dependencies have ended and
     its resource is free; a resource freed at some cycle goes to the waiting task that comes
     first in ``tasks`` (the older image). This is what the board controller does. ``tails``:
     the last cycles of each task during which its resource is already free again (a link's
     words in flight). ``setups``: the first cycles of each task's duration, its instructions,
-    which do not wait for its ``after`` tasks; the rest starts once those have ended too."""
+    which do not wait for its ``after`` tasks; the rest starts once those have ended too.
+    ``lines``: a link task's use of each line it crosses (`line_spans`); its frames wait
+    for the line to carry the frames before them, which delays its end, not its sender."""
     n = len(tasks)
     waiting_on = [len(t.deps) + len(t.after) for t in tasks]
     users: list[list[int]] = [[] for _ in range(n)]
@@ -270,6 +299,7 @@ def timeline(tasks: Sequence[Task], durations: Sequence[int],
     ready_at = [0] * n
     hard_at = [0] * n
     free_at: dict[str, int] = {}
+    line_free: dict[str, int] = {}  # when each line has carried the last frame given it
     queue = [(0, k) for k in range(n) if not waiting_on[k]]
     heapq.heapify(queue)
     span: list[tuple[int, int]] = [(-1, -1)] * n
@@ -283,8 +313,15 @@ def timeline(tasks: Sequence[Task], durations: Sequence[int],
             continue
         setup = setups[k] if setups is not None else 0
         end = max(start + durations[k], hard_at[k] + durations[k] - setup)
+        tail = tails[k] if tails is not None else 0
+        if lines is not None and lines[k]:
+            base, wait = end - durations[k] + setup, 0
+            for line, first, last in lines[k]:
+                wait += max(0, line_free.get(line, 0) - (base + wait + first))
+                line_free[line] = base + wait + last
+            end, tail = end + wait, tail + wait
         span[k] = (start, end)
-        free_at[res] = end - (tails[k] if tails is not None else 0)
+        free_at[res] = end - tail
         for u in users[k]:
             if k in tasks[u].after:
                 hard_at[u] = max(hard_at[u], end)
@@ -314,7 +351,8 @@ def replay(tasks: Sequence[Task], *, links: Sequence[LinkModel],
     its instructions (``setup``) first, a link free again while its words fly."""
     extra = list(setup(tasks)) if setup is not None else [0] * len(tasks)
     cycles = [task_cycles(t, links=links) + x for t, x in zip(tasks, extra, strict=True)]
-    return timeline(tasks, cycles, [link_latency(t, links=links) for t in tasks], extra)
+    return timeline(tasks, cycles, [link_latency(t, links=links) for t in tasks], extra,
+                    [line_spans(t, links=links) for t in tasks])
 
 
 def step_cycles(tasks: Sequence[Task], *, links: Sequence[LinkModel],
