@@ -162,12 +162,12 @@ def _at_word_rate(words: int, link: LinkModel) -> int:
 def _through_gearboxes(words: int, link: LinkModel) -> int:
     """Cycles from the first word entering the sending gearbox until the last leaves the
     receiving one. Words go into beats at the link's word rate and beats into frames of up to
-    LINK_FRAME_BEATS; a frame leaves once closed, header, payload and trailer at the line's
+    ``link.frame_beats``; a frame leaves once closed, header, payload and trailer at the line's
     beat rate, and arrives ``latency`` later; the receiving gearbox passes on a kept frame's
     words one a cycle, after the frames before it."""
     if not words:
         return 0
-    per_frame = link.words_per_beat * perf.LINK_FRAME_BEATS
+    per_frame = link.words_per_beat * link.frame_beats
     sent = out = 0  # when the last trailer entered the line; the last word passed on
     for first in range(0, words, per_frame):
         count = min(per_frame, words - first)
