@@ -42,6 +42,7 @@ SPEC = [
     ("CYCLE_COUNT_HI", 0x1C, "count", (31, 0), STATUS),
     ("STALLED_UNIT", 0x20, "unit", (15, 0), STATUS),
     ("DRAW_STEP", 0x24, "step", (31, 0), CONTROL),
+    ("LINK_FRAME", 0x28, "beats", (15, 0), CONTROL),
     # the reliable links' counters and flags (issue 14), per side
     ("LINK_EAST_TX_FRAMES", 0x040, "count", (31, 0), STATUS),
     ("LINK_EAST_TX_REPLAYS", 0x044, "count", (31, 0), STATUS),
@@ -72,7 +73,7 @@ def test_the_map_is_the_specified_one():
     assert got == SPEC
     assert rmap.field("STATUS", "state").encoding == {"idle": 0, "busy": 1, "done": 2, "error": 3}
     assert rmap.field("CONTROL", "mode").encoding == {"train": 0, "forward": 1}
-    assert rmap.version == 3
+    assert rmap.version == 4
     assert rmap.register("ID").reset == 0xCAFE
     assert rmap.register("BATCH").reset == 1
 

@@ -251,6 +251,16 @@ def link_end_timers(lk: LinkModel) -> dict[str, int]:
             "cfg_refresh": 2 * trip, "cfg_holdoff": trip}
 
 
+def frame_beats_for(ber: float, beat_bits: int) -> int:
+    """The data frame length (payload beats, at most the built LINK_FRAME_BEATS) that carries
+    the most payload through a line flipping bits at ``ber``: a frame of L beats has two more
+    (header, trailer) and arrives whole with probability (1 - ber)^((L + 2) * bits)."""
+    def goodput(beats: int) -> float:
+        return beats / (beats + 2) * (1.0 - ber) ** ((beats + 2) * beat_bits)
+
+    return max(range(1, perf.LINK_FRAME_BEATS + 1), key=goodput)
+
+
 #: fpdeep_link_end's counters and flags, per link side, as the CSR shows them.
 LINK_COUNTERS = ("tx_frames", "tx_replays", "tx_timeouts", "tx_credit_stalls", "rx_frames",
                  "rx_crc_errors")
@@ -272,6 +282,8 @@ def link_end_instances(side: str, lk: LinkModel, *, word: int, beat: int,
     for sig in LINK_END.signals():
         if sig.role == CLOCK:
             conns.append((sig.name, sig.name))
+        elif sig.name == "cfg_maxlen":  # the host sets the frame length (CSR LINK_FRAME)
+            conns.append((sig.name, "csr_link_frame"))
         elif sig.role == CONFIG:
             name = f"{side}_link_{sig.name}".upper()
             consts.append((name, 32, literal(timers[sig.name], 32)))

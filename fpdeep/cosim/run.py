@@ -15,12 +15,13 @@ import json
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fpdeep.codegen.ports import frame_beats_for
 from fpdeep.codegen.program import design_figures, instruction_cycles
 from fpdeep.cosim.hosts import run_session
 from fpdeep.cosim.script import LinkFaults
@@ -241,10 +242,14 @@ def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None
     x, y = make_batch(network, batch=config.random_batch, seed=config.seed, data=config.data)
     batch = len(y)
     weights = initial_weights(network, seed=config.seed)
+    # on a noisy line the host shortens the links' frames, so that more get through whole
+    frame = frame_beats_for(config.link_ber, design.link_bits) if config.link_ber else None
+    links = [replace(lk, frame_beats=frame) if frame else lk for lk in design.links]
     session = build_session(build, x=x, y=y, weights=weights, steps=config.steps,
                             lr=config.lr, max_cycles=config.max_cycles, checks=host_checks,
                             link_faults=LinkFaults.rates(seed=config.seed, ber=config.link_ber,
-                                                         drop=config.link_drop))
+                                                         drop=config.link_drop),
+                            frame_beats=frame)
     # The old result describes another run: it goes before anything can fail or be stopped.
     (root / "sim" / RESULT_FILE).unlink(missing_ok=True)
     started = time.monotonic()
@@ -261,7 +266,7 @@ def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None
     # the model of this step: the task graph's timeline at this batch, every task costed as
     # its sequencer runs it (the planner's (B - 1) II + first image is its closed form)
     step = schedule(design, network, batch=batch)
-    modelled = step.cycles(design.links, setup=instruction_cycles(design, network))
+    modelled = step.cycles(links, setup=instruction_cycles(design, network))
     cycles = [s["cycles"] for s in tb["steps"]]
     mean = sum(cycles) / len(cycles)
     result = {
@@ -291,6 +296,8 @@ def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None
         "links": tb["links"],
         "link_ber": config.link_ber,
         "link_drop": config.link_drop,
+        # payload beats of a data frame, at most: shorter on a noisy line
+        "link_frame_beats": (frame or design.links[0].frame_beats) if design.links else None,
         "inference_cycles": (tb.get("infer") or {}).get("cycles"),
         "rtl": RTL_PARTS,
         "testbench": TESTBENCH_PARTS,

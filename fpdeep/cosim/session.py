@@ -435,10 +435,12 @@ class _Builder:
 def build_session(build: Build, *, x: np.ndarray, y: np.ndarray,
                   weights: Mapping[str, np.ndarray], steps: int, lr: float, max_cycles: int,
                   checks: Mapping[str, bool] | None = None,
-                  link_faults: LinkFaults = NO_LINK_FAULTS) -> Session:
+                  link_faults: LinkFaults = NO_LINK_FAULTS,
+                  frame_beats: int | None = None) -> Session:
     """The host session of ``steps`` training steps on ``x, y`` from ``weights``; ``checks``
     as `fpdeep.cosim.run.simulate` takes them (``faults``, ``deadlock``, ``infer``);
-    ``link_faults``: what the simulated links inject."""
+    ``link_faults``: what the simulated links inject; ``frame_beats``: the links' data frame
+    length the host sets (CSR LINK_FRAME; None: the built one)."""
     checks = dict(checks or {})
     unknown = set(checks) - {"faults", "deadlock", "infer"}
     if unknown:
@@ -448,6 +450,9 @@ def build_session(build: Build, *, x: np.ndarray, y: np.ndarray,
     b.s.link_faults = link_faults
     if checks.get("faults"):
         b.faults()
+    if frame_beats is not None:
+        for board in build.design.boards:
+            b.set(board.index, "LINK_FRAME", beats=frame_beats)
     b.configure()
     if checks.get("deadlock"):
         b.deadlock()

@@ -292,6 +292,7 @@ class LinkModel:
     word_num: int = 1
     word_den: int = 1
     bound: str = "source"
+    frame_beats: int = perf.LINK_FRAME_BEATS  # payload beats of a data frame, at most
 
 
 #: Finest link rate the simulation link model is given: num/den beats per cycle, den <= this.

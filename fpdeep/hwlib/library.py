@@ -297,8 +297,8 @@ LINK_FRAMER = Module(
     "fpdeep_link_framer", "link",
     "reliable link, sending: frames with sequence number and CRC-32, credits, go-back-N replay",
     {k: v for k, v in _RELIABLE.items() if k != "RXD"},
-    (*CLOCKED, *_TIMERS, sink("s", "W", side=_TAGGED), source("m", "W"),
-     *_acknowledgements(_in),
+    (*CLOCKED, *_TIMERS, config("cfg_maxlen", 16), sink("s", "W", side=_TAGGED),
+     source("m", "W"), *_acknowledgements(_in),
      *_counters("frames", "replays", "timeouts", "credit_stalls"), _out("stuck")),
     uses=("fpdeep_sdp_ram", "fpdeep_crc32"))
 
@@ -315,8 +315,9 @@ LINK_END = Module(
     "fpdeep_link_end", "link",
     "one board's side of a reliable link: framer out on `tx`, deframer in on `rx`, counters",
     _RELIABLE,
-    (*CLOCKED, *_TIMERS, config("cfg_holdoff", 32), sink("s", "W", side=_TAGGED),
-     source("m", "W", side=_TAGGED), source("tx", "W"), sink("rx", "W"),
+    (*CLOCKED, *_TIMERS, config("cfg_holdoff", 32), config("cfg_maxlen", 16),
+     sink("s", "W", side=_TAGGED), source("m", "W", side=_TAGGED), source("tx", "W"),
+     sink("rx", "W"),
      *_counters("tx_frames", "tx_replays", "tx_timeouts", "tx_credit_stalls", "rx_frames",
                 "rx_crc_errors", "rx_discards"), _out("stuck"), _out("overflow")),
     uses=("fpdeep_link_framer", "fpdeep_link_deframer"))
@@ -354,14 +355,15 @@ AXIL_SLAVE = Module(
 CSR = Module(
     "fpdeep_csr", "csr",
     "control and status registers (generated from fpdeep_csr.rdl): start, soft reset, mode, "
-    "batch, Dropout's step; status, step, cycle, busy, stall and window counters, stalled "
-    "unit, the links' counters and flags",
+    "batch, Dropout's step, the links' frame length; status, step, cycle, busy, stall and "
+    "window counters, stalled unit, the links' counters and flags",
     # N: counted engines and units; ADDR_W: byte address bits (the map needs 12)
     {"N": 1, "DESIGN_HASH": 0, "ADDR_W": 12},
     (*_CLOCKED_N, *axi_lite_slave("s_axil", "ADDR_W"),
      _out("start"), _out("soft_reset"), _out("mode"), _out("batch", 16, DATA),
      _in("state", 2, DATA), _in("error_code", 8, DATA), _in("step_count", 32, DATA),
      _in("cycle_count", 64, DATA), _in("stalled_unit", 16, DATA), _out("draw_step", 32, DATA),
+     _out("link_frame", 16, DATA),
      *(_in(f"{side}_{name}", 32, DATA) for side in ("east", "west")
        for name in ("tx_frames", "tx_replays", "tx_timeouts", "tx_credit_stalls", "rx_frames",
                     "rx_crc_errors")),

@@ -169,12 +169,12 @@ def _frames(words: int, link: LinkModel) -> tuple[int, int, int]:
     """(when the first header enters the line, when the last trailer has, when the last word
     leaves the receiving gearbox), in cycles from the first word entering the sending
     gearbox. Words go into beats at the link's word rate and beats into frames of up to
-    LINK_FRAME_BEATS; a frame leaves once closed, header, payload and trailer at the line's
+    ``link.frame_beats``; a frame leaves once closed, header, payload and trailer at the line's
     beat rate, and arrives ``latency`` later; the receiving gearbox passes on a kept frame's
     words one a cycle, after the frames before it."""
     if not words:
         return 0, 0, 0
-    per_frame = link.words_per_beat * perf.LINK_FRAME_BEATS
+    per_frame = link.words_per_beat * link.frame_beats
     begin = sent = out = 0  # first header; when the last trailer entered the line; last word
     for first in range(0, words, per_frame):
         count = min(per_frame, words - first)

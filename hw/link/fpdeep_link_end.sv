@@ -21,6 +21,7 @@ module fpdeep_link_end #(
     input  wire logic [31:0]     cfg_stuck,
     input  wire logic [31:0]     cfg_refresh,
     input  wire logic [31:0]     cfg_holdoff,
+    input  wire logic [15:0]     cfg_maxlen,    // payload words a frame sent, at most; 0: MAXLEN
     input  wire logic [W-1:0]    s_data,
     input  wire logic [TAGW-1:0] s_tag,
     input  wire logic            s_last,
@@ -54,7 +55,7 @@ module fpdeep_link_end #(
     logic [31:0]     peer_credit, adv_credit;
 
     fpdeep_link_framer #(.W(W), .TAGW(TAGW), .SEQW(SEQW), .FW(FW), .MAXLEN(MAXLEN), .RD(RD)) u_tx (
-        .clk, .rst, .cfg_timeout, .cfg_stuck, .cfg_refresh,
+        .clk, .rst, .cfg_timeout, .cfg_stuck, .cfg_refresh, .cfg_maxlen,
         .s_data, .s_tag, .s_last, .s_valid, .s_ready,
         .m_data(tx_data), .m_last(tx_last), .m_valid(tx_valid), .m_ready(tx_ready),
         .peer_valid, .peer_nak, .peer_seq, .peer_credit, .adv_ack, .adv_nak, .adv_seq,

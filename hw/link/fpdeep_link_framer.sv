@@ -1,6 +1,7 @@
 // fpdeep link framer: the sending half of a reliable board-to-board link (Aurora 64B/66B
 // streams flip bits and cannot hold the sender back). Payload words are gathered in a replay
-// buffer into frames of at most MAXLEN words (a frame also ends at a packet's last word) and
+// buffer into frames of at most cfg_maxlen words (0 or above MAXLEN: MAXLEN; a frame also ends
+// at a packet's last word; shorter frames get through a noisy line more often) and
 // each frame leaves on the link stream as
 //     header, payload words, trailer (m_last)
 // Header word: [1:0] type (0 data, 1 ACK, 2 NAK, 3 credit), [2] the frame ends a packet,
@@ -34,6 +35,7 @@ module fpdeep_link_framer #(
     input  wire logic [31:0]     cfg_timeout,   // cycles without an ACK before a replay
     input  wire logic [31:0]     cfg_stuck,     // cycles without progress before `stuck`
     input  wire logic [31:0]     cfg_refresh,   // cycles between control frames, at most
+    input  wire logic [15:0]     cfg_maxlen,    // payload words a frame, at most; 0: MAXLEN
     input  wire logic [W-1:0]    s_data,
     input  wire logic [TAGW-1:0] s_tag,
     input  wire logic            s_last,
@@ -88,7 +90,9 @@ module fpdeep_link_framer #(
     wire logic has_credit  = $signed(credit_limit - wr_off) > 0;
     assign s_ready = !window_full && !buffer_full && has_credit;
     wire logic take  = s_valid && s_ready;
-    wire logic close = s_last || (ing_len == 16'(MAXLEN - 1));
+    wire logic [15:0] frame_len = (cfg_maxlen == '0 || cfg_maxlen > 16'(MAXLEN))
+                                  ? 16'(MAXLEN) : cfg_maxlen;
+    wire logic close = s_last || (ing_len == frame_len - 16'd1);
 
     // ---- what the peer says ---------------------------------------------------------------
     wire logic [SEQW-1:0] in_flight = high_seq - acked_seq;

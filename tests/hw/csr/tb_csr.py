@@ -83,7 +83,7 @@ async def identity_control_and_batch(dut):
     rmap, bus, pulses = await _start(dut)
     params = tb_args()["parameters"]
     assert await _read(bus, rmap.addr("ID")) == int(params["DESIGN_HASH"])
-    assert await _read(bus, rmap.addr("VERSION")) == rmap.version == 3
+    assert await _read(bus, rmap.addr("VERSION")) == rmap.version == 4
     # reset values as the RDL gives them: train mode, batch 1
     assert await _read(bus, rmap.addr("CONTROL")) == 0
     assert await _read(bus, rmap.addr("BATCH")) == 1
@@ -117,6 +117,10 @@ async def identity_control_and_batch(dut):
     assert await _read(bus, rmap.addr("DRAW_STEP")) == 0 == int(dut.draw_step.value)
     await _write(bus, rmap.addr("DRAW_STEP"), 0x8000_0005)
     assert await _read(bus, rmap.addr("DRAW_STEP")) == 0x8000_0005 == int(dut.draw_step.value)
+    # the links' frame length: 16 bits, reset 0 (the built length)
+    assert await _read(bus, rmap.addr("LINK_FRAME")) == 0 == int(dut.link_frame.value)
+    await _write(bus, rmap.addr("LINK_FRAME"), 0xABCD_0003)
+    assert await _read(bus, rmap.addr("LINK_FRAME")) == 3 == int(dut.link_frame.value)
 
 
 @cocotb.test()
@@ -173,7 +177,7 @@ async def unmapped_addresses_answer_slverr(dut):
     rmap, bus, pulses = await _start(dut)
     n = rmap.counters
     after_arrays = rmap.addr("STALL", n - 1) + 4
-    holes = [rmap.addr("DRAW_STEP") + 4, rmap.addr("LINK_EAST_RX_CRC_ERRORS") + 4,
+    holes = [rmap.addr("LINK_FRAME") + 4, rmap.addr("LINK_EAST_RX_CRC_ERRORS") + 4,
              rmap.addr("LINK_FLAGS") + 4, rmap.addr("BUSY", n - 1) + 4, after_arrays, 0xFFC]
     for address in holes:
         resp = await bus.read(address, 4)

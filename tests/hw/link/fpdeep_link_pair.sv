@@ -23,6 +23,7 @@ module fpdeep_link_pair #(
     input  wire logic [31:0]     cfg_stuck,
     input  wire logic [31:0]     cfg_refresh,
     input  wire logic [31:0]     cfg_holdoff,
+    input  wire logic [15:0]     cfg_maxlen,
     input  wire logic [W-1:0]    a_s_data,
     input  wire logic [TAGW-1:0] a_s_tag,
     input  wire logic            a_s_last,
@@ -63,7 +64,7 @@ module fpdeep_link_pair #(
     logic         ab_rx_ready;
 
     fpdeep_link_end #(.W(W), .TAGW(TAGW), .FW(FW), .MAXLEN(MAXLEN), .RD(RD), .RXD(RXD)) u_a (
-        .clk, .rst, .cfg_timeout, .cfg_stuck, .cfg_refresh, .cfg_holdoff,
+        .clk, .rst, .cfg_timeout, .cfg_stuck, .cfg_refresh, .cfg_holdoff, .cfg_maxlen,
         .s_data(a_s_data), .s_tag(a_s_tag), .s_last(a_s_last), .s_valid(a_s_valid),
         .s_ready(a_s_ready), .m_data(a_m_data), .m_tag(a_m_tag), .m_last(a_m_last),
         .m_valid(a_m_valid), .m_ready(a_m_ready),
@@ -76,7 +77,7 @@ module fpdeep_link_pair #(
         .rx_discards(a_counts[192 +: 32]), .stuck(a_flags[0]), .overflow(a_flags[1]));
 
     fpdeep_link_end #(.W(W), .TAGW(TAGW), .FW(FW), .MAXLEN(MAXLEN), .RD(RD), .RXD(RXD)) u_b (
-        .clk, .rst, .cfg_timeout, .cfg_stuck, .cfg_refresh, .cfg_holdoff,
+        .clk, .rst, .cfg_timeout, .cfg_stuck, .cfg_refresh, .cfg_holdoff, .cfg_maxlen,
         .s_data(b_s_data), .s_tag(b_s_tag), .s_last(b_s_last), .s_valid(b_s_valid),
         .s_ready(b_s_ready), .m_data(b_m_data), .m_tag(b_m_tag), .m_last(b_m_last),
         .m_valid(b_m_valid), .m_ready(b_m_ready),

@@ -128,6 +128,7 @@ async def configure(dut, args: dict) -> None:
     dut.cfg_stuck.value = int(args.get("stuck", 5000))
     dut.cfg_refresh.value = int(args.get("refresh", 400))
     dut.cfg_holdoff.value = int(args.get("holdoff", 100))
+    dut.cfg_maxlen.value = int(args.get("maxlen", 0))
     for s in ("a_s", "b_s"):
         getattr(dut, f"{s}_valid").value = 0
     for m in ("a_m", "b_m"):
@@ -171,7 +172,9 @@ async def tensors_cross_a_faulty_link_exactly(dut):
             "a": a, "b": b, "ab": fault, "ba": faults(dut, "ba")}))
     # the framer's CRCs are zlib's, and the receiver sees what the channel did
     assert sent.bad == 0, f"{sent.bad} frames left the framer with a wrong CRC"
-    assert all(h["len"] == h["payload"] <= int(params["MAXLEN"]) for h in sent.good)
+    # frames as long as the host allows (cfg_maxlen, 0: MAXLEN)
+    longest = int(args.get("maxlen", 0)) or int(params["MAXLEN"])
+    assert all(h["len"] == h["payload"] <= longest for h in sent.good)
     assert b["rx_crc_errors"] == received.bad == fault["corrupted"]
     assert a["rx_crc_errors"] == faults(dut, "ba")["corrupted"]
     data_frames = sum(h["type"] == DATA for h in sent.good)
@@ -188,6 +191,6 @@ async def tensors_cross_a_faulty_link_exactly(dut):
         assert fault["dropped"] > 0 and a["tx_timeouts"] > 0, "the timeout path did not run"
     if float(args.get("ber", 0)) == 0 and float(args.get("drop", 0)) == 0:
         assert a["tx_replays"] == b["tx_replays"] == 0
-        assert a["tx_frames"] == sum(-(-len(p) // int(params["MAXLEN"])) for p in ab)
+        assert a["tx_frames"] == sum(-(-len(p) // longest) for p in ab)
     if stall >= 0.5:
         assert a["tx_credit_stalls"] > 0 and received.most > 0

@@ -33,6 +33,9 @@ def test_crc32_is_zlibs(run_testbench, width):
     ("ber-1e-3", 64, {"ber": 1e-3}),
     ("drops", 64, {"drop": 0.1, "tensors": 48}),
     ("slow-reader", 64, {"stall": 0.85, "num": 2, "den": 3}),
+    # frames the host shortened (cfg_maxlen), clean and through a noisy 128-bit line
+    ("short-frames", 64, {"maxlen": 3}),
+    ("short-frames-ber-1e-3", 128, {"maxlen": 2, "ber": 1e-3}),
 ])
 def test_reliable_link(run_testbench, case, width, faults):
     run_testbench(
