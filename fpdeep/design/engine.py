@@ -118,31 +118,51 @@ class EngineParams:
     dy_depth: int
     res_depth: int
     bias_depth: int
+    mode: int = -1  # the one mode the engine runs (`MODES`), -1: any
 
     def as_parameters(self) -> dict[str, int]:
         return {"TM": self.tm, "TN": self.tn, "XD": self.x_depth, "WD": self.w_depth,
-                "YD": self.dy_depth, "RD": self.res_depth, "BD": self.bias_depth}
+                "YD": self.dy_depth, "RD": self.res_depth, "BD": self.bias_depth,
+                "MODE": self.mode}
 
 
-def _depths(shape: LoopShape, tm: int, tn: int) -> tuple[int, int, int, int, int]:
+#: The banks each mode fills (x, w, dy, bias) and the operand its result is shaped like: FP
+#: reads X and W and adds the bias into a Y-shaped result; BP reads dY and W into an
+#: X-shaped one; WG reads X and dY into a W-shaped one and sums the bias gradient.
+_MODE_BANKS = {"fp": ({"x", "w", "bias"}, "dy"), "bp": ({"w", "dy"}, "x"),
+               "wg": ({"x", "dy", "bias"}, "w")}
+
+
+def _depths(shape: LoopShape, tm: int, tn: int,
+            mode: str | None = None) -> tuple[int, int, int, int, int]:
+    """Words of the (x, w, dy, result, bias) banks: for every mode, or for ``mode`` only
+    (1 for a bank it never fills)."""
     cob, cib = shape.blocks(tm, tn)
-    x = cib * shape.h * shape.w
-    w = cob * cib * shape.kh * shape.kw
-    dy = cob * shape.ho * shape.wo
-    return x, w, dy, max(x, w, dy), cob
+    depth = {"x": cib * shape.h * shape.w, "w": cob * cib * shape.kh * shape.kw,
+             "dy": cob * shape.ho * shape.wo, "bias": cob}
+    if mode is None:
+        return depth["x"], depth["w"], depth["dy"], max(depth["x"], depth["w"], depth["dy"]), cob
+    used, result = _MODE_BANKS[mode]
+    x, w, dy, bias = (depth[k] if k in used else 1 for k in ("x", "w", "dy", "bias"))
+    return x, w, dy, depth[result], bias
 
 
-def engine_params(shapes: Iterable[LoopShape], *, tm: int, tn: int) -> EngineParams:
-    """Smallest power-of-two bank depths that hold every shape in `shapes` in every mode."""
+def engine_params(shapes: Iterable[LoopShape], *, tm: int, tn: int,
+                  mode: str | None = None) -> EngineParams:
+    """Smallest power-of-two bank depths that hold every shape in `shapes` in every mode, or
+    in ``mode`` only (an engine of a board runs one mode: the banks it never fills shrink to
+    the smallest and its result banks are as deep as its own result)."""
     _check_lanes(tm, tn)
+    if mode is not None and mode not in MODES:
+        raise FpdeepError(f"engine mode {mode!r} is not valid; valid modes are {', '.join(MODES)}")
     need = [0] * 5
     for shape in shapes:
-        need = [max(a, b) for a, b in zip(need, _depths(shape, tm, tn), strict=True)]
+        need = [max(a, b) for a, b in zip(need, _depths(shape, tm, tn, mode), strict=True)]
     if need == [0] * 5:
         raise FpdeepError("engine_params needs at least one LoopShape")
     # Power-of-two depths keep the RTL's address widths exact ($clog2) and map onto whole RAMs.
     pow2 = [max(2, 1 << (n - 1).bit_length()) for n in need]
-    return EngineParams(tm, tn, *pow2)
+    return EngineParams(tm, tn, *pow2, mode=-1 if mode is None else MODES[mode])
 
 
 def _coefficients(shape: LoopShape, tm: int, tn: int) -> dict[str, tuple[tuple[int, ...], int]]:
@@ -256,9 +276,11 @@ def engine_config(shape: LoopShape, *, mode: str, tm: int, tn: int, shift: int =
             raise FpdeepError(
                 f"engine built with tm={params.tm}, tn={params.tn} cannot run tm={tm}, tn={tn}"
             )
+        if params.mode not in (-1, MODES[mode]):
+            raise FpdeepError(f"engine built for mode {params.mode} cannot run {mode!r}")
         have = (params.x_depth, params.w_depth, params.dy_depth, params.res_depth,
                 params.bias_depth)
-        need = _depths(shape, tm, tn)
+        need = _depths(shape, tm, tn, mode)
         if any(n > h for n, h in zip(need, have, strict=True)):
             raise FpdeepError(
                 f"shape {shape} needs bank depths (x, w, dy, result, bias) {need} but the "

@@ -269,7 +269,7 @@ def lower(network: Network, plan: Plan, *, numerics: Numerics | None = None,
                     kwargs = {"shift": shifts["bp"], "raw": split}
                 else:
                     kwargs = {"raw": True, "hold": True, "bias": has_bias}
-                params = engine_params([shape], tm=alloc.tm, tn=alloc.tn)
+                params = engine_params([shape], tm=alloc.tm, tn=alloc.tn, mode=mode)
                 try:
                     config = engine_config(shape, mode=mode, tm=alloc.tm, tn=alloc.tn,
                                            params=params, **kwargs)

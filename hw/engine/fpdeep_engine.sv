@@ -39,7 +39,10 @@ module fpdeep_engine #(
     parameter int WD   = 64,   // depth of each W bank:  ceil(Co/TM) * ceil(Ci/TN) * Kh * Kw
     parameter int YD   = 64,   // depth of each dY bank half: ceil(Co/TM) * Ho * Wo
     parameter int RD   = 64,   // depth of each result bank half: the largest of the three
-    parameter int BD   = 4     // depth of each bias / bias-gradient bank: ceil(Co/TM)
+    parameter int BD   = 4,    // depth of each bias / bias-gradient bank: ceil(Co/TM)
+    // the one mode cfg_mode will select (0 FP, 1 BP, 2 WG), or -1 for any: with one mode,
+    // only the result banks of the lanes that mode writes are built (FP m*TN, BP n < TN)
+    parameter int MODE = -1
 ) (
     input  wire logic                 clk,
     input  wire logic                 rst,
@@ -221,18 +224,18 @@ module fpdeep_engine #(
     logic [DW-1:0] wd [NB];
     logic [DW-1:0] yd [TM];
     for (genvar n = 0; n < TN; n++) begin : g_x
-        fpdeep_sdp_ram #(.WIDTH(DW), .DEPTH(2 * XD), .RAM_STYLE("block"), .OUT_REG(1'b1)) u_ram (
+        fpdeep_sdp_ram #(.WIDTH(DW), .DEPTH(2 * XD), .RAM_STYLE("auto"), .OUT_REG(1'b1)) u_ram (
             .clk, .wr_en(x_hs && xl1 == CW'(n)), .wr_addr(xa_ld), .wr_data(s_x_data),
             .rd_en(1'b1), .rd_addr(xa_run), .rd_data(xd[n]));
     end
     for (genvar k = 0; k < NB; k++) begin : g_w
-        fpdeep_sdp_ram #(.WIDTH(DW), .DEPTH(WD), .RAM_STYLE("block"), .OUT_REG(1'b1)) u_ram (
+        fpdeep_sdp_ram #(.WIDTH(DW), .DEPTH(WD), .RAM_STYLE("auto"), .OUT_REG(1'b1)) u_ram (
             .clk, .wr_en(w_hs && wl1 == CW'(k / TN) && wl2 == CW'(k % TN)),
             .wr_addr(wla[WAW-1:0]), .wr_data(s_w_data),
             .rd_en(1'b1), .rd_addr(wa[WAW-1:0]), .rd_data(wd[k]));
     end
     for (genvar m = 0; m < TM; m++) begin : g_y
-        fpdeep_sdp_ram #(.WIDTH(DW), .DEPTH(2 * YD), .RAM_STYLE("block"), .OUT_REG(1'b1)) u_ram (
+        fpdeep_sdp_ram #(.WIDTH(DW), .DEPTH(2 * YD), .RAM_STYLE("auto"), .OUT_REG(1'b1)) u_ram (
             .clk, .wr_en(y_hs && yl1 == CW'(m)), .wr_addr(ya_ld), .wr_data(s_dy_data),
             .rd_en(1'b1), .rd_addr(ya_run), .rd_data(yd[m]));
     end
@@ -376,19 +379,24 @@ module fpdeep_engine #(
     for (genvar k = 0; k < NB; k++) begin : g_res
         always_comb new7[k] = (fwd7[k] ? fwdv7[k] : rq[asel][k]) + sum7[k*ACCW +: ACCW];
         for (genvar h = 0; h < 2; h++) begin : g_half
-            wire logic      own = draining && (dsel == 1'(h));
-            wire logic      acc = !own && (asel == 1'(h));
-            logic           wen, ren;
-            logic [RAW-1:0] wadr, radr;
-            always_comb begin
-                wen  = own ? (drain_rd && dbank == BW'(k)) : (acc && v7 && we7[k]);
-                wadr = own ? dla[RAW-1:0] : ra7;
-                ren  = own ? drain_rd : (acc && v6 && we_d[MAC_LAT-1][k]);
-                radr = own ? dla[RAW-1:0] : ra_d[MAC_LAT-1];
+            if (MODE < 0 || MODE == 2 || (MODE == 0 && k % TN == 0) || (MODE == 1 && k < TN))
+            begin : g_bank
+                wire logic      own = draining && (dsel == 1'(h));
+                wire logic      acc = !own && (asel == 1'(h));
+                logic           wen, ren;
+                logic [RAW-1:0] wadr, radr;
+                always_comb begin
+                    wen  = own ? (drain_rd && dbank == BW'(k)) : (acc && v7 && we7[k]);
+                    wadr = own ? dla[RAW-1:0] : ra7;
+                    ren  = own ? drain_rd : (acc && v6 && we_d[MAC_LAT-1][k]);
+                    radr = own ? dla[RAW-1:0] : ra_d[MAC_LAT-1];
+                end
+                fpdeep_sdp_ram #(.WIDTH(ACCW), .DEPTH(RD), .RAM_STYLE("auto"), .OUT_REG(1'b0))
+                    u_ram (.clk, .wr_en(wen), .wr_addr(wadr), .wr_data(own ? '0 : new7[k]),
+                           .rd_en(ren), .rd_addr(radr), .rd_data(rq[h][k]));
+            end else begin : g_none  // a lane this mode never writes
+                assign rq[h][k] = '0;
             end
-            fpdeep_sdp_ram #(.WIDTH(ACCW), .DEPTH(RD), .RAM_STYLE("block"), .OUT_REG(1'b0))
-                u_ram (.clk, .wr_en(wen), .wr_addr(wadr), .wr_data(own ? '0 : new7[k]),
-                       .rd_en(ren), .rd_addr(radr), .rd_data(rq[h][k]));
         end
         always_ff @(posedge clk) begin
             fwd7[k]  <= v7 && we7[k] && (ra7 == ra_d[MAC_LAT-1]);

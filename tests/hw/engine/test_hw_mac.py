@@ -40,8 +40,10 @@ def test_engine_maps_onto_dsp48e2_and_block_ram():
     cells = _synth_xilinx("fpdeep_engine", params)
     # one DSP per MAC lane: address generation and the drain use adders only
     assert cells.get("DSP48E2") == tm * tn, cells
-    # every operand bank (tn X and tm dY, each of two halves; tm*tn W) and result bank (two
-    # halves of tm*tn) is a block RAM
-    banks = tn + tm * tn + tm + 2 * tm * tn
-    assert cells.get("RAMB18E2", 0) + cells.get("RAMB36E2", 0) == banks, cells
+    # the banks Yosys puts in block RAM are the ones the planner's resource model counts
+    # (the deep ones: each X and result half; the shallow W and dY banks are LUT RAM)
+    from fpdeep.planning.resources import unit_resources
+
+    blocks = cells.get("RAMB18E2", 0) / 2 + cells.get("RAMB36E2", 0)
+    assert blocks == unit_resources("fpdeep_engine", params, "xcup").bram36 > 0, cells
     assert cells.get("FDRE", 0) < 5000, f"accumulators spilled into flip-flops: {cells}"
