@@ -44,8 +44,11 @@ def check_refused(network, result):
         check_buildable(network, result)
     message = str(info.value)
     for layer in network.layers:
-        if layer.op in kinds:  # each is named with its op
-            assert f"{layer.name!r} ({layer.op}): no RTL unit for this op yet" in message
+        if layer.op in kinds:  # each is named with its op and why
+            why = ("BatchNormalization in training mode (batch statistics); the boards run a "
+                   "frozen one: build with --bn frozen") if layer.op is Op.BATCHNORM \
+                else "no RTL unit for this op yet"
+            assert f"{layer.name!r} ({layer.op}): {why}" in message
 
 
 @pytest.mark.parametrize("name", LIGHT_MODELS)

@@ -23,6 +23,8 @@ from fpdeep.planning.allocate import EngineShape
 
 #: Mode names and their `cfg_mode` encodings.
 MODES: Mapping[str, int] = MappingProxyType({"fp": 0, "bp": 1, "wg": 2})
+#: The engine's MODE parameter of an engine built for every mode.
+ANY_MODE = 3
 #: Widths of the engine's counter and affine-quantity registers (its RTL parameters CW, AW).
 COUNT_BITS, AFFINE_BITS = ENGINE.params["CW"], ENGINE.params["AW"]
 #: Accumulator width (the DSP48 P register) and the requantisation shifts the RTL takes
@@ -118,7 +120,7 @@ class EngineParams:
     dy_depth: int
     res_depth: int
     bias_depth: int
-    mode: int = -1  # the one mode the engine runs (`MODES`), -1: any
+    mode: int = ANY_MODE  # the one mode the engine runs (`MODES`), or any
 
     def as_parameters(self) -> dict[str, int]:
         return {"TM": self.tm, "TN": self.tn, "XD": self.x_depth, "WD": self.w_depth,
@@ -162,7 +164,7 @@ def engine_params(shapes: Iterable[LoopShape], *, tm: int, tn: int,
         raise FpdeepError("engine_params needs at least one LoopShape")
     # Power-of-two depths keep the RTL's address widths exact ($clog2) and map onto whole RAMs.
     pow2 = [max(2, 1 << (n - 1).bit_length()) for n in need]
-    return EngineParams(tm, tn, *pow2, mode=-1 if mode is None else MODES[mode])
+    return EngineParams(tm, tn, *pow2, mode=ANY_MODE if mode is None else MODES[mode])
 
 
 def _coefficients(shape: LoopShape, tm: int, tn: int) -> dict[str, tuple[tuple[int, ...], int]]:
@@ -276,7 +278,7 @@ def engine_config(shape: LoopShape, *, mode: str, tm: int, tn: int, shift: int =
             raise FpdeepError(
                 f"engine built with tm={params.tm}, tn={params.tn} cannot run tm={tm}, tn={tn}"
             )
-        if params.mode not in (-1, MODES[mode]):
+        if params.mode not in (ANY_MODE, MODES[mode]):
             raise FpdeepError(f"engine built for mode {params.mode} cannot run {mode!r}")
         have = (params.x_depth, params.w_depth, params.dy_depth, params.res_depth,
                 params.bias_depth)

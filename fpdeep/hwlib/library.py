@@ -112,7 +112,7 @@ ENGINE = Module(
     "unified Conv/FC loop-nest engine: FP / BP / WG, bias, bias gradient, mini-batch "
     "accumulation",
     {"TM": 2, "TN": 2, "DW": 16, "ACCW": ACC_WIDTH, "CW": 16, "AW": 32, "XD": 64, "WD": 64,
-     "YD": 64, "RD": 64, "BD": 4, "MODE": -1},
+     "YD": 64, "RD": 64, "BD": 4, "MODE": 3},
     (*CLOCKED,
      config("cfg_mode", 2), config("cfg_co", "CW"), config("cfg_ci", "CW"),
      config("cfg_h", "CW"), config("cfg_w", "CW"), config("cfg_bound", "6*CW"),

@@ -165,7 +165,7 @@ def _engine_memories(p: Params) -> list[Memory]:
     RAM or flip-flops, not a block RAM of its own)."""
     tm, tn, dw, acc = p["TM"], p["TN"], p.get("DW", 16), p.get("ACCW", 48)
     lanes = tm * tn
-    results = {0: tm, 1: tn}.get(p.get("MODE", -1), lanes)
+    results = {0: tm, 1: tn}.get(p.get("MODE", 3), lanes)
     return ([Memory(2 * p["XD"], dw)] * tn + [Memory(p["WD"], dw)] * lanes
             + [Memory(2 * p["YD"], dw)] * tm
             + [Memory(p["RD"], acc)] * 2 * results + [Memory(p["BD"], dw)] * tm)

@@ -40,9 +40,9 @@ module fpdeep_engine #(
     parameter int YD   = 64,   // depth of each dY bank half: ceil(Co/TM) * Ho * Wo
     parameter int RD   = 64,   // depth of each result bank half: the largest of the three
     parameter int BD   = 4,    // depth of each bias / bias-gradient bank: ceil(Co/TM)
-    // the one mode cfg_mode will select (0 FP, 1 BP, 2 WG), or -1 for any: with one mode,
+    // the one mode cfg_mode will select (0 FP, 1 BP, 2 WG), or 3 for any: with one mode,
     // only the result banks of the lanes that mode writes are built (FP m*TN, BP n < TN)
-    parameter int MODE = -1
+    parameter int MODE = 3
 ) (
     input  wire logic                 clk,
     input  wire logic                 rst,
@@ -379,7 +379,7 @@ module fpdeep_engine #(
     for (genvar k = 0; k < NB; k++) begin : g_res
         always_comb new7[k] = (fwd7[k] ? fwdv7[k] : rq[asel][k]) + sum7[k*ACCW +: ACCW];
         for (genvar h = 0; h < 2; h++) begin : g_half
-            if (MODE < 0 || MODE == 2 || (MODE == 0 && k % TN == 0) || (MODE == 1 && k < TN))
+            if (MODE >= 2 || (MODE == 0 && k % TN == 0) || (MODE == 1 && k < TN))
             begin : g_bank
                 wire logic      own = draining && (dsel == 1'(h));
                 wire logic      acc = !own && (asel == 1'(h));
