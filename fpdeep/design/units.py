@@ -15,10 +15,11 @@ from fpdeep.design.pool import PoolShape, pool_config
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import batchnorm as golden_bn
 from fpdeep.golden import dropout, shuffle
+from fpdeep.golden import lrn as golden_lrn
 from fpdeep.golden.loss import LOSSES
-from fpdeep.hwlib import ADD, BN_FROZEN, CONVERT, DROPOUT, FANOUT, LOSS, PSUM, RELU
-from fpdeep.ir import Layer, Network, Op
-from fpdeep.numerics import Numerics, scale_constant
+from fpdeep.hwlib import ADD, BN_FROZEN, CONVERT, DROPOUT, FANOUT, LOSS, LRN, PSUM, RELU
+from fpdeep.ir import Layer, LRNAttrs, Network, Op
+from fpdeep.numerics import Format, Numerics, scale_constant
 from fpdeep.ops import pool_window
 from fpdeep.planning import perf
 
@@ -216,6 +217,32 @@ def bn_table(layer: str, constants: dict[str, Any], what: str) -> list[int]:
                               f"activations' scale); choose other formats")
     return [int(constants[name][ch]) for ch in range(len(constants[names[0]]))
             for name in names]
+
+
+def lrn_config(layer: str, attrs: LRNAttrs, *, shape: Sequence[int], x_fmt: Format,
+               y_fmt: Format, e_fmt: Format, dx_fmt: Format) -> dict[str, int]:
+    """Every configuration value of fpdeep_lrn but the direction, from the golden model's
+    constants (§22); FpdeepError naming ``layer`` when one does not fit the unit."""
+    k, m_a, d_frac = golden_lrn.normaliser(attrs, x_fmt)
+    p = golden_lrn.powers(attrs)
+    c, plane = shape[0], math.prod(shape[1:])
+    signed = {"cfg_dfrac": d_frac, "cfg_rg": p["gain"][1] - 16, "cfg_xfrac2": 2 * x_fmt.frac,
+              "cfg_yshift": golden_lrn.forward_shift(x_fmt, y_fmt),
+              "cfg_dxshift": golden_lrn.backward_shift(e_fmt, dx_fmt)}
+    unsigned = {"cfg_channels": c, "cfg_plane": plane, "cfg_size": attrs.size, "cfg_k": k,
+                "cfg_ma": m_a, "cfg_mb": p["beta"][0], "cfg_rb": p["beta"][1],
+                "cfg_mb1": p["beta1"][0], "cfg_rb1": p["beta1"][1], "cfg_mg": p["gain"][0]}
+    ranges = {name: (1, LRN.mask(name)) for name in ("cfg_rb", "cfg_rb1", "cfg_k")}
+    ranges["cfg_xfrac2"] = (0, LRN.mask("cfg_xfrac2"))
+    for name, value in {**signed, **unsigned}.items():
+        low, high = ranges.get(name, LRN.signed_range(name) if name in signed
+                               else (0, LRN.mask(name)))
+        if not low <= value <= high:
+            raise FpdeepError(f"layer {layer!r} (LRN): its {name.removeprefix('cfg_')} is "
+                              f"{value}, outside the LRN unit's {low}..{high} (size "
+                              f"{attrs.size}, alpha {attrs.alpha}, beta {attrs.beta}, bias "
+                              f"{attrs.bias}, shape {tuple(shape)}); choose other formats")
+    return {**{name: LRN.encode(name, v) for name, v in signed.items()}, **unsigned}
 
 
 _UNIT_MAKERS = {"relu": _relu_unit, "pool": _pool_unit, "add": _add_unit,

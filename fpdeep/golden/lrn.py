@@ -86,14 +86,27 @@ def shift48(v: np.ndarray, s: np.ndarray) -> np.ndarray:
     return np.clip(np.where(s > 0, round_shift(v, np.maximum(s, 1)), shifted), -SAT48 - 1, SAT48)
 
 
-def _normaliser(x: np.ndarray, attrs: LRNAttrs, x_fmt: Format) -> np.ndarray:
-    """``log2 d`` with 16 fractional bits: ``D = K + S·M_α`` exact at ``2fx + r_α`` bits."""
-    lo, hi = window(attrs.size)
-    s = channel_sums(x * x, lo, hi)
+def normaliser(attrs: LRNAttrs, x_fmt: Format) -> tuple[int, int, int]:
+    """``(K, M_α, F)``: ``D = K + S·M_α`` exact at ``F = 2fx + r_α`` fractional bits."""
     m_a, r_a = scale_constant(Fraction(attrs.alpha) / attrs.size)
     d_frac = 2 * x_fmt.frac + r_a
     k = int(Fraction(attrs.bias) * (Fraction(2) ** d_frac) + Fraction(1, 2)) if d_frac >= 0 \
         else int(Fraction(attrs.bias) / (Fraction(2) ** -d_frac) + Fraction(1, 2))
+    return k, m_a, d_frac
+
+
+def powers(attrs: LRNAttrs) -> dict[str, tuple[int, int]]:
+    """The scaling constants ``(M, r)`` of β, β + 1 and 2αβ/n (§3.4)."""
+    return {"beta": scale_constant(attrs.beta), "beta1": scale_constant(attrs.beta + 1),
+            "gain": scale_constant(Fraction(2) * Fraction(attrs.alpha) * Fraction(attrs.beta)
+                                   / attrs.size)}
+
+
+def _normaliser(x: np.ndarray, attrs: LRNAttrs, x_fmt: Format) -> np.ndarray:
+    """``log2 d`` with 16 fractional bits."""
+    lo, hi = window(attrs.size)
+    s = channel_sums(x * x, lo, hi)
+    k, m_a, d_frac = normaliser(attrs, x_fmt)
     return log2_fixed(s.astype(object) * m_a + k, d_frac)
 
 
@@ -101,7 +114,7 @@ def forward(x: np.ndarray, *, attrs: LRNAttrs, x_fmt: Format, out_fmt: Format) -
     """``y = requant(x · v, fx + 15 − k − fy)`` with ``(v, k)`` of ``d^(−β)``."""
     x = as_int(x, "LRN input")
     v, k = power_fixed(_normaliser(x, attrs, x_fmt), attrs.beta)
-    shift = np.maximum(x_fmt.frac + 15 - k - out_fmt.frac, -48)
+    shift = np.maximum(forward_shift(x_fmt, out_fmt) - k, -48)
     return requantise(x * v, shift, out_fmt)
 
 
@@ -116,11 +129,20 @@ def backward(e: np.ndarray, x: np.ndarray, *, attrs: LRNAttrs, x_fmt: Format, e_
     q = shift48(e * x * v2, 15 - k2)  # e·x·d^(−β−1) at fe + fx bits
     lo, hi = window(attrs.size)
     a = wrap(channel_sums(q, hi, lo))
-    m_g, r_g = scale_constant(Fraction(2) * Fraction(attrs.alpha) * Fraction(attrs.beta)
-                              / attrs.size)
+    m_g, r_g = powers(attrs)["gain"]
     b = wrap(round_shift(a * m_g, r_g - 16))  # at fe + fx + 16 bits
     cross = round_shift(b * x, 2 * x_fmt.frac)
-    return requantise(direct - cross, e_fmt.frac + 16 - out_fmt.frac, out_fmt)
+    return requantise(direct - cross, backward_shift(e_fmt, out_fmt), out_fmt)
+
+
+def forward_shift(x_fmt: Format, out_fmt: Format) -> int:
+    """The forward requantisation's shift before the power's exponent: ``fx + 15 − fy``."""
+    return x_fmt.frac + 15 - out_fmt.frac
+
+
+def backward_shift(e_fmt: Format, out_fmt: Format) -> int:
+    """The backward requantisation's shift: ``fe + 16 − fe'``."""
+    return e_fmt.frac + 16 - out_fmt.frac
 
 
 # ----- float -------------------------------------------------------------------------------

@@ -40,8 +40,8 @@ FOLDERS: Mapping[str, str] = MappingProxyType({
     "common": "stream plumbing, memories, the requantiser and the loop nest, shared by all",
     "engine": "the Conv/FC loop-nest engine and its MAC array and tensor walkers",
     "pool": "the pooling engine",
-    "eltwise": "element-wise units: ReLU, Dropout, format conversion (Concat), residual add, "
-               "error fan-out, partial sums",
+    "eltwise": "element-wise units: ReLU, Dropout, frozen BatchNormalization, LRN, format "
+               "conversion (Concat), residual add, error fan-out, partial sums",
     "loss": "the loss-gradient unit",
     "sgd": "the weight update",
     "link": "framing between neighbouring boards",
@@ -172,6 +172,28 @@ BN_FROZEN = Module(
     (*CLOCKED, config("cfg_bwd", 1), config("cfg_plane", "AW"), config("cfg_yshift", "SW"),
      sink("s_p", "PW", last=None), sink("s_x", "DW"), source("m", "DW")),
     uses=("fpdeep_requant",))
+
+LRN_TABLE = Module(
+    "fpdeep_lrn_table", "eltwise",
+    "the LRN unit's log2 (EXP=0) and 2^u (EXP=1) tables, entries i and i + 1, generated from "
+    "the golden model's (`python -m fpdeep.codegen.lrn_tables`)",
+    {"EXP": 0},
+    (_in("i", 8, DATA), _out("a", 17, DATA), _out("b", 17, DATA)))
+
+LRN = Module(
+    "fpdeep_lrn", "eltwise",
+    "LRN across channels, forward and backward (the forward input streamed again), over rings "
+    "of the last n planes",
+    # NMAX: largest size (ring planes); PD: largest plane; CW: channel and plane counters;
+    # KW: bits of K
+    {"DW": 16, "NMAX": 5, "PD": 64, "CW": 16, "KW": 64, "SW": SHIFT_WIDTH},
+    (*CLOCKED, config("cfg_bwd", 1), config("cfg_channels", "CW"), config("cfg_plane", "CW"),
+     config("cfg_size", 8), config("cfg_k", "KW"), config("cfg_ma", 17), config("cfg_dfrac", 8),
+     config("cfg_mb", 17), config("cfg_rb", 6), config("cfg_mb1", 17), config("cfg_rb1", 6),
+     config("cfg_mg", 17), config("cfg_rg", 8), config("cfg_xfrac2", 6),
+     config("cfg_yshift", "SW"), config("cfg_dxshift", "SW"),
+     sink("s_x", "DW"), sink("s_e", "DW"), source("m", "DW")),
+    uses=("fpdeep_lrn_table", "fpdeep_requant"))
 
 ADD = Module(
     "fpdeep_add", "eltwise", "residual add (aligned, one requantisation) and error fan-in",
@@ -470,9 +492,9 @@ RESET_SYNC = Module(
 #: Every module of hw/ by name, in the order the docs list them.
 MODULES: Mapping[str, Module] = MappingProxyType({m.name: m for m in (
     SKID_BUFFER, STREAM_FIFO, SDP_RAM, REQUANT, LOOP_NEST, TENSOR_WALKER, MAC_ARRAY, ENGINE,
-    POOL, RELU, DROPOUT, BN_FROZEN, CONVERT, ADD, FANOUT, PSUM, LOSS, SGD, SGD_MOMENTUM,
-    LINK_TX, LINK_RX, LINK_PACK, LINK_UNPACK, LINK_KEEP, CRC32, LINK_FRAMER, LINK_DEFRAMER,
-    LINK_END, AXIL_SLAVE, CSR,
+    POOL, RELU, DROPOUT, BN_FROZEN, LRN_TABLE, LRN, CONVERT, ADD, FANOUT, PSUM, LOSS, SGD,
+    SGD_MOMENTUM, LINK_TX, LINK_RX, LINK_PACK, LINK_UNPACK, LINK_KEEP, CRC32, LINK_FRAMER,
+    LINK_DEFRAMER, LINK_END, AXIL_SLAVE, CSR,
     STORE, MOVER_RD, MOVER_WR, SEQUENCER, HOST, BOARD_CTL, RESET_SYNC, LINK_MODEL,
     LINK_CHANNEL)})
 

@@ -1,5 +1,5 @@
 """Element-wise units in simulation, bit-exact against the golden model: ReLU, Dropout, residual add
-and error fan-in, error fan-out, frozen BatchNormalization; on every simulator found (Verilator
+and error fan-in, error fan-out, frozen BatchNormalization, LRN; on every simulator found (Verilator
 always, Icarus where it is installed)."""
 
 from __future__ import annotations
@@ -34,6 +34,18 @@ UNITS = {
     "bn_frozen": ("fpdeep_bn_frozen", "tb_bn_frozen",
                   {"shape": [3, 3, 4], "cases": [[10, 10, 14, 14, 12], [10, 10, 14, 14, 30],
                                                  [8, 12, 12, 10, 20], [12, 9, 15, 13, 4]]}),
+    # ((C, H, W), (size, alpha, beta, bias), (frac x, y, e, dx), x and e below 2^bits):
+    # AlexNet's constants at the default formats over small and full-scale inputs, an even
+    # size, size 1, a window wider than the channels and a large alpha (d far above 1), other
+    # formats, a small bias (d far below 1: the powers shift left and saturate)
+    "lrn": ("fpdeep_lrn", "tb_lrn",
+            {"cases": [[[6, 2, 3], [5, 1e-4, 0.75, 2.0], [10, 10, 14, 14], 15, 15],
+                       [[6, 2, 3], [5, 1e-4, 0.75, 2.0], [10, 10, 14, 14], 11, 15],
+                       [[5, 1, 4], [4, 0.5, 0.75, 1.0], [10, 10, 14, 14], 13, 15],
+                       [[3, 3, 1], [1, 2.0, 1.5, 0.5], [8, 12, 12, 10], 9, 15],
+                       [[2, 2, 2], [5, 3.0, 0.6, 1.25], [12, 9, 15, 13], 12, 15],
+                       [[7, 1, 1], [3, 1e-2, 0.5, 1.0], [10, 11, 14, 15], 14, 15],
+                       [[4, 2, 2], [3, 1e-3, 0.75, 0.01], [10, 10, 14, 14], 8, 10]]}),
 }
 
 
