@@ -63,6 +63,12 @@ class OnnxNet:
         return self._node("BatchNormalization", [self.last, *(f"{name}_{r}" for r in values)],
                           self.shape[self.last], epsilon=epsilon)
 
+    def lrn(self, size: int, *, alpha: float = 1e-4, beta: float = 0.75,
+            bias: float = 1.0) -> str:
+        """LRN across the channels of the last tensor."""
+        return self._node("LRN", [self.last], self.shape[self.last], size=size, alpha=alpha,
+                          beta=beta, bias=bias)
+
     def relu(self, src: str | None = None) -> str:
         src = src or self.last
         return self._node("Relu", [src], self.shape[src])

@@ -351,13 +351,16 @@ def test_build_refuses_a_plan_that_spills_off_chip(tmp_path, capsys):
     assert not out.exists()
 
 
-@pytest.mark.parametrize(("op", "attrs"), [
-    ("LRN", {"size": 3}),
-])
-def test_build_refuses_layers_without_rtl(tmp_path, capsys, op, attrs):
-    model = _with_layer(tmp_path, op, **attrs)
+def test_build_runs_lrn_and_refuses_what_its_unit_cannot(tmp_path, capsys):
+    model = _with_layer(tmp_path, "LRN", size=3)
     out = tmp_path / "b"
+    assert main(["build", str(model), "--board", "zcu102", "--boards", "1", "-o", str(out)]) == 0
+    assert "fpdeep_lrn #(" in (out / "rtl" / "board_0" / "fpdeep_board_0.sv").read_text()
+    capsys.readouterr()
+    model = _with_layer(tmp_path, "LRN", size=3, beta=40000.0)
+    out = tmp_path / "c"
     assert main(["build", str(model), "--board", "zcu102", "--boards", "1", "-o", str(out)]) == 2
     err = capsys.readouterr().err
-    assert f"({op}): no RTL unit for this op yet" in err, err
+    assert "(LRN): LRN with size 3, beta 40000.0 over 4 channels of 64 elements; the LRN unit " \
+           "takes beta in [2^-47, 2^14)" in err, err
     assert not out.exists()

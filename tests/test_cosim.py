@@ -447,6 +447,25 @@ def test_frozen_batchnorm_trains_bit_exact(tmp_path, boards):
     assert info["bn"] == "frozen"
 
 
+@pytest.mark.parametrize("boards", [1, 2])
+def test_an_lrn_layer_trains_bit_exact(tmp_path, boards):
+    """conv-ReLU-LRN-pool-FC: the LRN layer on the boards' fpdeep_lrn, forward and (from
+    the stashed input and the output's error) backward; AlexNet's constants but a bias of 2."""
+    from golden_nets import OnnxNet
+
+    net = OnnxNet((2, 6, 6), seed=5)
+    net.conv(6, 3, pads=(1, 1, 1, 1))
+    net.relu()
+    net.lrn(5, alpha=1e-4, beta=0.75, bias=2.0)
+    net.maxpool(2, 2)
+    net.flatten()
+    net.fc(5)
+    path = tmp_path / f"lrn{boards}"
+    _train_two_steps(net, path, boards=boards)
+    assert "fpdeep_lrn #(" in (path / "rtl" / "board_0" / "fpdeep_board_0.sv").read_text() \
+        or "fpdeep_lrn #(" in (path / "rtl" / "board_1" / "fpdeep_board_1.sv").read_text()
+
+
 def test_a_dropout_layer_trains_bit_exact_and_is_off_in_the_forward_only_pass(tmp_path):
     """The Dropout unit draws the golden model's masks: per image (the controller's seed term)
     and per step (the host's DRAW_STEP register), so two steps on the same batch drop

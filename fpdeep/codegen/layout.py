@@ -425,7 +425,7 @@ class TaskWork:
         x_item = item("act", self.canon(layer.inputs[0]))
         y = loc(board, item("act", layer.output))
         n_in, n_out = self.size(self.canon(layer.inputs[0])), self.size(self.canon(layer.output))
-        if kind == "relu":
+        if kind in ("relu", "lrn"):  # LRN's backward, too, reads the forward input again
             bwd = task.what == "bp"
             acc = [*self.reads(res.mover("s_x"), board, x_item, n_in, i)]
             if bwd:

@@ -36,6 +36,7 @@ from fpdeep.hwlib import (
     LINK_TX,
     LINK_UNPACK,
     LOSS,
+    LRN,
     POOL,
     PSUM,
     RELU,
@@ -149,6 +150,9 @@ UNIT_RTL: Mapping[str, tuple[Part, ...]] = MappingProxyType({
     # the controller sets the direction per pass; the constants of each channel come on s_p
     "bn": (Part(BN_FROZEN, "frozen BatchNormalization of layer {layer}",
                 inputs={"cfg_bwd": "bwd"}),),
+    # the controller sets the direction per pass; the rings are as deep as window and plane
+    "lrn": (Part(LRN, "LRN of layer {layer}", params=("DW", "NMAX", "PD"),
+                 inputs={"cfg_bwd": "bwd"}),),
     # the controller sets each pass's shift
     "concat": (Part(CONVERT, "Concat of layer {layer}", inputs={"cfg_shift": "shift"}),),
     "shuffle": (Part(CONVERT, "channel shuffle of layer {layer}", inputs={"cfg_shift": "shift"}),),

@@ -8,11 +8,12 @@ later generation); ``refuse`` names a variant of a mapped op that its RTL does n
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from fpdeep.ir import ConvAttrs, Layer, Op
+from fpdeep.ir import ConvAttrs, Layer, LRNAttrs, Op
 
 ENGINE, VIEW, LOSS = "engine", "view", "loss"
 
@@ -43,6 +44,19 @@ def _frozen_only(layer: Layer) -> str | None:
     return None
 
 
+def _lrn_in_range(layer: Layer) -> str | None:
+    """The LRN unit takes 2^u and log2 d's scaling shifts in 1..63 bits (0 < beta < 2^14) and
+    counts channels and planes in 16 bits."""
+    a = layer.attrs
+    assert isinstance(a, LRNAttrs)
+    c, plane = layer.in_shape[0], math.prod(layer.in_shape[1:])
+    if not (2.0 ** -47 <= a.beta < 2.0 ** 14 and a.size <= 255 and max(c, plane) < 1 << 16):
+        return (f"LRN with size {a.size}, beta {a.beta} over {c} channels of {plane} "
+                "elements; the LRN unit takes beta in [2^-47, 2^14), size up to 255 and "
+                "fewer than 65,536 channels and elements per channel")
+    return None
+
+
 @dataclass(frozen=True)
 class Rtl:
     """What runs one op kind: ``kind`` is ``engine``, ``view``, ``loss`` or a unit kind; ``mode``
@@ -65,6 +79,7 @@ RTL_MAPPING: Mapping[Op, Rtl] = MappingProxyType({
     Op.GLOBAL_AVGPOOL: Rtl("pool", "avg"),
     Op.ADD: Rtl("add", refuse=_two_inputs),
     Op.BATCHNORM: Rtl("bn", refuse=_frozen_only),
+    Op.LRN: Rtl("lrn", refuse=_lrn_in_range),
     Op.FLATTEN: Rtl(VIEW),
     Op.IDENTITY: Rtl(VIEW),
     Op.SOFTMAX: Rtl(LOSS),

@@ -245,9 +245,23 @@ def lrn_config(layer: str, attrs: LRNAttrs, *, shape: Sequence[int], x_fmt: Form
     return {**{name: LRN.encode(name, v) for name, v in signed.items()}, **unsigned}
 
 
+def _lrn_unit(network: Network, layer: Layer, rtl: Rtl, *, ident: str, board: int,
+              numerics: Numerics) -> UnitDesign:
+    """LRN: its constants (`lrn_config`); the rings as deep as the window and the plane."""
+    assert isinstance(layer.attrs, LRNAttrs)
+    src = _owner(network, layer.inputs[0])
+    values = lrn_config(layer.name, layer.attrs, shape=layer.in_shape,
+                        x_fmt=numerics.fmt("act", src), y_fmt=numerics.fmt("act", layer.name),
+                        e_fmt=numerics.fmt("err", layer.name), dx_fmt=numerics.fmt("err", src))
+    c, plane, n = layer.in_shape[0], math.prod(layer.in_shape[1:]), layer.attrs.size
+    return UnitDesign("lrn", layer.name, ident, board, {"NMAX": n, "PD": plane}, values, values,
+                      {"elements": c * plane, "plane": plane,
+                       "flush": {"fp": golden_lrn.window(n)[1], "bp": n - 1}})
+
+
 _UNIT_MAKERS = {"relu": _relu_unit, "pool": _pool_unit, "add": _add_unit,
                 "dropout": _dropout_unit, "concat": _concat_unit, "shuffle": _shuffle_unit,
-                "bn": _bn_unit}
+                "bn": _bn_unit, "lrn": _lrn_unit}
 
 
 def fan_in_unit(tensor: str, shape: Sequence[int], *, ident: str, board: int) -> UnitDesign:

@@ -102,7 +102,8 @@ class Task(Serial):
     drain: int = 0  # result beats
     elements: int = 0  # units: elements streamed
     rtl: str = ""  # units: the RTL unit that does it (relu, pool, sgd), "" for the controller
-    tensors: int = 0  # sgd: tensors streamed through the unit; bn: its constant words
+    tensors: int = 0  # sgd: tensors streamed through the unit; bn: its constant words; lrn:
+    # the cycles of its flush (the planes past the last channel)
     dst: int = -1  # links: receiving board (one hop)
     bytes: int = 0  # links: payload
     item: str = ""  # links: the payload (``item``, ``contribution_item``)
@@ -244,6 +245,7 @@ _UNIT_CYCLES: dict[str, Callable[[Task], int]] = {
     "relu": lambda t: t.elements + STREAM_OVERHEAD,
     "dropout": lambda t: t.elements + STREAM_OVERHEAD,
     "bn": lambda t: t.elements + t.tensors + STREAM_OVERHEAD,  # tensors: constant words
+    "lrn": lambda t: t.elements + t.tensors + STREAM_OVERHEAD,  # tensors: the flush's steps
     "convert": lambda t: t.elements + t.tensors * STREAM_OVERHEAD,  # Concat, shuffle
     "add": lambda t: t.elements + STREAM_OVERHEAD,
     "fanout": lambda t: t.elements + STREAM_OVERHEAD,
@@ -652,6 +654,10 @@ def _unit_task(unit: UnitDesign | None, board: int, what: str, layer: str, image
         return Task("unit", board, what, layer, image=image, elements=unit.info["elements"],
                     rtl="bn", tensors=unit.info["channels"] * words,
                     resource=f"{board}:{unit.ident}")
+    if unit.kind == "lrn":  # the channels, then the window's last planes flushed
+        flush = unit.info["flush"]["bp" if what == "bp" else "fp"] * unit.info["plane"]
+        return Task("unit", board, what, layer, image=image, elements=unit.info["elements"],
+                    rtl="lrn", tensors=flush, resource=f"{board}:{unit.ident}")
     if unit.kind in ("concat", "shuffle"):  # a converter pass per part (backward: per part
         # whose input needs an error)
         parts = [p for p in unit.info["parts"] if what == "fp" or needs[p["tensor"]]]

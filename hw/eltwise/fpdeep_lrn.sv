@@ -149,7 +149,7 @@ module fpdeep_lrn #(
 
     // ---- forward: y = requant(x * v_beta, fx + 15 - q_beta - fy), the shift at least -48
     wire logic signed [QW+1:0] ys_full = (QW+2)'(cfg_yshift) - (QW+2)'(pq[0]);
-    wire logic signed [SW-1:0] ys = ys_full < -(QW+2)'(48) ? -SW'(48)
+    wire logic signed [SW-1:0] ys = ys_full < -((QW+2)'(48)) ? -(SW'(48))
                                   : ys_full > (QW+2)'(63) ? SW'(63) : SW'(ys_full);
     wire logic signed [YW-1:0] xv = YW'(x_c1) * YW'($signed({1'b0, pv[0]}));
     logic signed [DW-1:0] y;
@@ -162,22 +162,22 @@ module fpdeep_lrn #(
     logic signed [QW+1:0] s48_s [2];
     logic signed [47:0]   s48_r [2];
     assign s48_v[0] = VW'(e_c1) * VW'($signed({1'b0, pv[0]}));
-    assign s48_s[0] = -(QW+2)'(1) - (QW+2)'(pq[0]);
+    assign s48_s[0] = -((QW+2)'(1)) - (QW+2)'(pq[0]);
     assign s48_v[1] = VW'(e_c1) * VW'(x_c1) * VW'($signed({1'b0, pv[1]}));
     assign s48_s[1] = (QW+2)'(15) - (QW+2)'(pq[1]);
     for (genvar j = 0; j < 2; j++) begin : g_sat48
         wire logic [5:0] rs = s48_s[j] > (QW+2)'(63) ? 6'd63 : s48_s[j][5:0];
-        wire logic [5:0] ls = s48_s[j] < -(QW+2)'(47) ? 6'd47 : 6'(-s48_s[j]);
+        wire logic [5:0] ls = s48_s[j] < -((QW+2)'(47)) ? 6'd47 : 6'(-s48_s[j]);
         wire logic signed [VW:0] half = (VW+1)'(s48_v[j]) >>> (rs - 6'd1);
         wire logic signed [VW:0] rr = (half + (VW+1)'(1)) >>> 1;
         wire logic signed [48:0] limit = SAT48 >>> ls;
         wire logic signed [VW:0] vw = (VW+1)'(s48_v[j]);
         wire logic signed [48:0] clipped = vw > (VW+1)'(limit) ? limit
-                                         : vw < -(VW+1)'(limit) - (VW+1)'(1) ? -limit - 49'sd1
+                                         : vw < -((VW+1)'(limit)) - (VW+1)'(1) ? -limit - 49'sd1
                                          : 49'(vw);
         wire logic signed [48:0] left = clipped <<< ls;
         wire logic signed [48:0] right = rr > (VW+1)'(SAT48) ? SAT48
-                                       : rr < -(VW+1)'(SAT48) - (VW+1)'(1) ? -SAT48 - 49'sd1
+                                       : rr < -((VW+1)'(SAT48)) - (VW+1)'(1) ? -SAT48 - 49'sd1
                                        : 49'(rr);
         assign s48_r[j] = s48_s[j] > 0 ? right[47:0] : left[47:0];
         wire logic unused = &{1'b0, left[48], right[48]};  // within 48 bits by construction
