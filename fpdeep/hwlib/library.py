@@ -175,10 +175,10 @@ BN_FROZEN = Module(
 
 LRN_TABLE = Module(
     "fpdeep_lrn_table", "eltwise",
-    "the LRN unit's log2 (EXP=0) and 2^u (EXP=1) tables, entries i and i + 1, generated from "
-    "the golden model's (`python -m fpdeep.codegen.lrn_tables`)",
+    "the LRN unit's log2 (EXP=0) and 2^u (EXP=1) tables, interpolated, generated from the "
+    "golden model's (`python -m fpdeep.codegen.lrn_tables`)",
     {"EXP": 0},
-    (_in("i", 8, DATA), _out("a", 17, DATA), _out("b", 17, DATA)))
+    (_in("f", 16, DATA), _out("v", 17, DATA)))
 
 LRN = Module(
     "fpdeep_lrn", "eltwise",

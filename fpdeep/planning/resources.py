@@ -187,6 +187,16 @@ def _loss_memories(p: Params) -> list[Memory]:
             Memory(p.get("NMAX", 16), 17)]
 
 
+def _lrn_memories(p: Params) -> list[Memory]:
+    """hw/eltwise/fpdeep_lrn.sv: rings of the last NMAX planes of the input (read at three
+    places), of the window terms and of the direct terms, and a plane of each running sum; all
+    read without a register, so LUT RAM."""
+    n, pd, dw = p.get("NMAX", 5), p.get("PD", 64), p.get("DW", 16)
+    squares = 2 * dw + (n - 1).bit_length() + 1  # 2 DW + clog2(NMAX) + 1
+    return [Memory(n * pd, dw, "distributed", 3), Memory(pd, squares, "distributed"),
+            Memory(n * pd, 48, "distributed", 2), Memory(pd, 48, "distributed")]
+
+
 #: The memories of each unit, from its parameters (units not listed have none).
 MEMORIES: dict[str, Callable[[Params], list[Memory]]] = {
     "fpdeep_engine": _engine_memories,
@@ -195,6 +205,7 @@ MEMORIES: dict[str, Callable[[Params], list[Memory]]] = {
     "fpdeep_host": lambda p: [MOVER_FIFO],  # its store reads' FIFO
     "fpdeep_pool": _pool_memories,
     "fpdeep_loss": _loss_memories,
+    "fpdeep_lrn": _lrn_memories,
     # hw/link/fpdeep_link_end.sv: the framer's replay buffer and the deframer's receive
     # buffer (each beat with its tag and last flag), block RAM
     "fpdeep_link_end": lambda p: [Memory(p["RD"], p["W"], "block"),
@@ -206,7 +217,7 @@ MEMORIES: dict[str, Callable[[Params], list[Memory]]] = {
 #: an engine's one per MAC lane; SGD: the batch-mean and learning-rate products (4), with
 #: momentum and weight decay 6; loss: the exponential's interpolation and the MSE scale (4);
 #: pooling: the average's reciprocal products at 48 x 24 bits (7); Dropout: 4; frozen
-#: BatchNormalization: 5. The other units multiply nothing.
+#: BatchNormalization: 5; LRN: 20. The other units multiply nothing.
 DSPS: dict[str, Callable[[Params], int]] = {
     "fpdeep_engine": lambda p: p["TM"] * p["TN"],
     "fpdeep_sgd": lambda p: 4,
@@ -219,6 +230,9 @@ DSPS: dict[str, Callable[[Params], int]] = {
     # frozen BatchNormalization: (x - mean) * z, gamma * x-hat, the error's factor (and
     # Yosys splits the wide ones)
     "fpdeep_bn_frozen": lambda p: 5,
+    # LRN: the two squares, S * M_alpha, the two powers' -L * M and their interpolations,
+    # x * v, e * v, e * x * v, A * M_g and B * x (Yosys splits the wide ones)
+    "fpdeep_lrn": lambda p: 20,
 }
 
 #: What a unit's logic grows with (1 when nothing that matters): an engine's MAC lanes, the
@@ -255,6 +269,7 @@ LOGIC: dict[str, tuple[float, float, float, float]] = {
     "fpdeep_sgd": (2301, 0, 18, 0),
     "fpdeep_sgd_momentum": (5258, 0, 43, 0),  # VW 24
     "fpdeep_bn_frozen": (3483, 0, 180, 0),
+    "fpdeep_lrn": (5880, 0, 63, 0),  # NMAX 5, PD 16: 6,272 LUTs with its 392 of LUT RAM
     "fpdeep_link_pack": (198, 0, 277, 0),
     "fpdeep_link_unpack": (70, 0, 135, 0),
     "fpdeep_link_tx": (4, 0, 2, 0),

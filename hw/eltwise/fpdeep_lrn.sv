@@ -121,10 +121,8 @@ module fpdeep_lrn #(
     end
     wire logic [DDW-1:0] norm = d << (EW'(DDW - 1) - lead);
     wire logic [15:0]    lfrac = norm[DDW-2 -: 16];
-    logic [16:0] ga, gb;
-    fpdeep_lrn_table #(.EXP(0)) u_log2 (.i(lfrac[15:8]), .a(ga), .b(gb));
-    wire logic [25:0] gstep = 26'(gb - ga) * 26'(lfrac[7:0]);
-    wire logic [16:0] gint = ga + 17'(((gstep >> 7) + 26'd1) >> 1);
+    logic [16:0] gint;
+    fpdeep_lrn_table #(.EXP(0)) u_log2 (.f(lfrac), .v(gint));
     wire logic signed [LW-1:0] lg = ((LW'(lead) - LW'(cfg_dfrac)) <<< 16) + LW'(gint);
 
     // ---- d^-gamma as v * 2^(q - 15), gamma = beta (0) and beta + 1 (1)
@@ -140,10 +138,7 @@ module fpdeep_lrn #(
         wire logic signed [UW-1:0] prod = -(UW'(lg) * UW'($signed({1'b0, pm[j]})));
         wire logic signed [UW-1:0] half = prod >>> (pr[j] - 6'd1);
         wire logic signed [UW-1:0] u = (half + UW'(1)) >>> 1;
-        logic [16:0] ea, eb;
-        fpdeep_lrn_table #(.EXP(1)) u_exp2 (.i(u[15:8]), .a(ea), .b(eb));
-        wire logic [25:0] estep = 26'(eb - ea) * 26'(u[7:0]);
-        assign pv[j] = ea + 17'(((estep >> 7) + 26'd1) >> 1);
+        fpdeep_lrn_table #(.EXP(1)) u_exp2 (.f(u[15:0]), .v(pv[j]));
         assign pq[j] = QW'(u >>> 16);
     end
 
