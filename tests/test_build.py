@@ -364,3 +364,11 @@ def test_build_runs_lrn_and_refuses_what_its_unit_cannot(tmp_path, capsys):
     assert "(LRN): LRN with size 3, beta 40000.0 over 4 channels of 64 elements; the LRN unit " \
            "takes beta in [2^-47, 2^14)" in err, err
     assert not out.exists()
+    # a bias whose fixed-point K = bias * 2^F needs more than the unit's 64 bits
+    model = _with_layer(tmp_path, "LRN", size=3, bias=1e5)
+    assert main(["build", str(model), "--board", "zcu102", "--boards", "1", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "(LRN): its K = bias * 2^F is 112589990684262400000, outside the LRN unit's " \
+           "1..18446744073709551615 (size 3, alpha 0.0001, beta 0.75, bias 100000.0, shape " \
+           "(4, 8, 8)); choose other formats" in err, err
+    assert not out.exists()

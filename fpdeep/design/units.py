@@ -219,6 +219,11 @@ def bn_table(layer: str, constants: dict[str, Any], what: str) -> list[int]:
             for name in names]
 
 
+#: How an LRN configuration field is named in messages (others by their own name).
+LRN_FIELDS = {"cfg_k": "K = bias * 2^F", "cfg_dfrac": "F (fractional bits of d)",
+              "cfg_rg": "shift of 2 alpha beta / size", "cfg_xfrac2": "2 fx"}
+
+
 def lrn_config(layer: str, attrs: LRNAttrs, *, shape: Sequence[int], x_fmt: Format,
                y_fmt: Format, e_fmt: Format, dx_fmt: Format) -> dict[str, int]:
     """Every configuration value of fpdeep_lrn but the direction, from the golden model's
@@ -238,10 +243,11 @@ def lrn_config(layer: str, attrs: LRNAttrs, *, shape: Sequence[int], x_fmt: Form
         low, high = ranges.get(name, LRN.signed_range(name) if name in signed
                                else (0, LRN.mask(name)))
         if not low <= value <= high:
-            raise FpdeepError(f"layer {layer!r} (LRN): its {name.removeprefix('cfg_')} is "
-                              f"{value}, outside the LRN unit's {low}..{high} (size "
-                              f"{attrs.size}, alpha {attrs.alpha}, beta {attrs.beta}, bias "
-                              f"{attrs.bias}, shape {tuple(shape)}); choose other formats")
+            what = LRN_FIELDS.get(name, name.removeprefix("cfg_"))
+            raise FpdeepError(f"layer {layer!r} (LRN): its {what} is {value}, outside the LRN "
+                              f"unit's {low}..{high} (size {attrs.size}, alpha {attrs.alpha}, "
+                              f"beta {attrs.beta}, bias {attrs.bias}, shape {tuple(shape)}); "
+                              "choose other formats")
     return {**{name: LRN.encode(name, v) for name, v in signed.items()}, **unsigned}
 
 
