@@ -80,6 +80,10 @@ LINK_STORE = 2
 # after its trailer arrived (the deframer keeps a frame once its CRC-32 checks).
 LINK_FRAME_START = 3
 LINK_FRAME_RELEASE = 1
+# A link's receiving side takes the transfers in order: its sequencer starts the next one
+# (instructions and the mover's first word) LINK_RX_RESTART cycles after the one before has
+# been stored, its words already waiting in the deframer.
+LINK_RX_RESTART = 3
 # Bytes of one element on a link (16-bit data) and of a raw partial sum (48-bit accumulator,
 # sent as three 16-bit words).
 ELEM_BYTES = 2
@@ -187,11 +191,14 @@ def _frames(words: int, link: LinkModel) -> tuple[int, int, int]:
     return begin, sent, out
 
 
-def line_spans(task: Task, *, links: Sequence[LinkModel]) -> tuple[tuple[str, int, int], ...]:
+def line_spans(task: Task, *, links: Sequence[LinkModel]
+               ) -> tuple[tuple[str, int, int, int, int], ...]:
     """For a link task, per hop (the line "a>b", when its first frame enters that line, when
-    its last has), in cycles from the start of the task's transfer: a line carries one
-    frame at a time, so a transfer's frames queue behind those of the transfer before it on
-    the same line; () for any other task."""
+    its last has, when the receiver has stored its last word, its words), in cycles from the
+    start of the task's transfer: a line carries one frame at a time, so a transfer's frames
+    queue behind those of the transfer before it on the same line, and the receiving side
+    takes transfers in order, so it stores this one's words only after the one before;
+    () for any other task."""
     if task.kind != "link":
         return ()
     words = _link_words(task)
@@ -199,8 +206,9 @@ def line_spans(task: Task, *, links: Sequence[LinkModel]) -> tuple[tuple[str, in
     for a, b in link_hops(task):
         link = links[min(a, b)]
         begin, sent, _ = _frames(words, link)
-        spans.append((f"{a}>{b}", at + LINK_FETCH + begin, at + LINK_FETCH + sent))
-        at += hop_cycles(words, link)
+        done = at + hop_cycles(words, link)
+        spans.append((f"{a}>{b}", at + LINK_FETCH + begin, at + LINK_FETCH + sent, done, words))
+        at = done
     return tuple(spans)
 
 
@@ -300,6 +308,7 @@ def timeline(tasks: Sequence[Task], durations: Sequence[int],
     hard_at = [0] * n
     free_at: dict[str, int] = {}
     line_free: dict[str, int] = {}  # when each line has carried the last frame given it
+    stored: dict[str, int] = {}  # when each line's receiver has stored its last transfer
     queue = [(0, k) for k in range(n) if not waiting_on[k]]
     heapq.heapify(queue)
     span: list[tuple[int, int]] = [(-1, -1)] * n
@@ -316,9 +325,13 @@ def timeline(tasks: Sequence[Task], durations: Sequence[int],
         tail = tails[k] if tails is not None else 0
         if lines is not None and lines[k]:
             base, wait = end - durations[k] + setup, 0
-            for line, first, last in lines[k]:
+            for line, first, last, done, words in lines[k]:
                 wait += max(0, line_free.get(line, 0) - (base + wait + first))
                 line_free[line] = base + wait + last
+                # the receiver stores the words once it has stored the transfer before
+                after = stored.get(line, 0) + LINK_RX_RESTART + words
+                wait += max(0, after - (base + wait + done))
+                stored[line] = base + wait + done
             end, tail = end + wait, tail + wait
         span[k] = (start, end)
         free_at[res] = end - tail
