@@ -173,6 +173,18 @@ BN_FROZEN = Module(
      sink("s_p", "PW", last=None), sink("s_x", "DW"), source("m", "DW")),
     uses=("fpdeep_requant",))
 
+AFFINE = Module(
+    "fpdeep_affine", "eltwise",
+    "trained per-channel Scale and Bias: forward, backward and the per-channel gradient sums, "
+    "each channel's parameter (or accumulator) streamed ahead of it",
+    # LW: the Bias forward's left shifts 0 .. 2^LW - 1
+    {"DW": 16, "ACCW": ACC_WIDTH, "AW": 32, "SW": SHIFT_WIDTH, "LW": 5},
+    (*CLOCKED, config("cfg_bias", 1), config("cfg_pass", 2), config("cfg_plane", "AW"),
+     config("cfg_lx", "LW"), config("cfg_lp", "LW"), config("cfg_shift", "SW"),
+     sink("s_p", "ACCW", last=None), sink("s_x", "DW"), sink("s_y", "DW"), source("m", "DW"),
+     source("m_g", "ACCW")),
+    uses=("fpdeep_requant",))
+
 ADD = Module(
     "fpdeep_add", "eltwise", "residual add (aligned, one requantisation) and error fan-in",
     # LW: left shifts 0 .. 2^LW - 1
@@ -470,7 +482,7 @@ RESET_SYNC = Module(
 #: Every module of hw/ by name, in the order the docs list them.
 MODULES: Mapping[str, Module] = MappingProxyType({m.name: m for m in (
     SKID_BUFFER, STREAM_FIFO, SDP_RAM, REQUANT, LOOP_NEST, TENSOR_WALKER, MAC_ARRAY, ENGINE,
-    POOL, RELU, DROPOUT, BN_FROZEN, CONVERT, ADD, FANOUT, PSUM, LOSS, SGD, SGD_MOMENTUM,
+    POOL, RELU, DROPOUT, BN_FROZEN, AFFINE, CONVERT, ADD, FANOUT, PSUM, LOSS, SGD, SGD_MOMENTUM,
     LINK_TX, LINK_RX, LINK_PACK, LINK_UNPACK, LINK_KEEP, CRC32, LINK_FRAMER, LINK_DEFRAMER,
     LINK_END, AXIL_SLAVE, CSR,
     STORE, MOVER_RD, MOVER_WR, SEQUENCER, HOST, BOARD_CTL, RESET_SYNC, LINK_MODEL,
