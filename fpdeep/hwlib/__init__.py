@@ -7,6 +7,7 @@ from fpdeep.hwlib.library import (
     AFFINE,
     AXIL_SLAVE,
     BN_FROZEN,
+    CHANNEL_WORDS,
     CONVERT,
     CRC32,
     CSR,
@@ -44,8 +45,8 @@ from fpdeep.hwlib.library import (
 )
 from fpdeep.hwlib.signature import Module, Port, Signal, Stream
 
-__all__ = ["ADD", "AFFINE", "AXIL_SLAVE", "BN_FROZEN", "CONVERT", "CRC32", "CSR", "DROPOUT",
-           "ENGINE", "FANOUT", "FOLDERS", "LINK_CHANNEL", "LINK_DEFRAMER", "LINK_END",
+__all__ = ["ADD", "AFFINE", "AXIL_SLAVE", "BN_FROZEN", "CHANNEL_WORDS", "CONVERT", "CRC32", "CSR",
+           "DROPOUT", "ENGINE", "FANOUT", "FOLDERS", "LINK_CHANNEL", "LINK_DEFRAMER", "LINK_END",
            "LINK_FRAMER", "LINK_KEEP", "LINK_MODEL", "LINK_PACK", "LINK_RX", "LINK_TX",
            "LINK_UNPACK", "LOOP_NEST", "LOSS", "MAC_ARRAY", "MODULES", "POOL", "PSUM", "RELU",
            "REQUANT", "SDP_RAM", "SGD", "SGD_MOMENTUM", "SHIFT_WIDTH", "SKID_BUFFER",

@@ -257,7 +257,7 @@ LOGIC: dict[str, tuple[float, float, float, float]] = {
     "fpdeep_sgd": (2301, 0, 18, 0),
     "fpdeep_sgd_momentum": (5258, 0, 43, 0),  # VW 24
     "fpdeep_bn_frozen": (3483, 0, 180, 0),
-    "fpdeep_affine": (1828, 0, 149, 0),
+    "fpdeep_affine": (1830, 0, 149, 0),
     "fpdeep_link_pack": (198, 0, 277, 0),
     "fpdeep_link_unpack": (70, 0, 135, 0),
     "fpdeep_link_tx": (4, 0, 2, 0),

@@ -51,19 +51,20 @@ module fpdeep_affine #(
     localparam int YW = 2 * DW + (1 << LW) + 1 + LS; // (x * s) or (x << lx) + (b << lp)
 
     logic signed [ACCW-1:0] p;     // the channel's parameter, or its accumulator (gradient)
-    logic                   loaded;
-    logic [AW-1:0]          left;  // elements of this channel still to come
+    logic                   loading, take_p, ends;
+    logic [0:0]             index;
 
     wire logic grad = cfg_pass == 2'd2;
     wire logic both = grad && !cfg_bias;  // the gradient of a Scale joins e and x
     wire logic free = grad ? (!m_g_valid || m_g_ready) : (!m_valid || m_ready);
-    wire logic take_p = s_p_valid && !loaded;
-    wire logic can = loaded && free;
-    assign s_p_ready = !loaded;
+    wire logic can = !loading && free;
     assign s_x_ready = can && (!both || s_y_valid);
     assign s_y_ready = can && both && s_x_valid;
     wire logic fire = can && s_x_valid && (!both || s_y_valid);
-    wire logic ends = left == AW'(1);
+    fpdeep_channel_words #(.AW(AW), .KW(1)) u_words (
+        .clk(clk), .rst(rst), .cfg_words(1'b1), .cfg_plane(cfg_plane), .s_p_valid(s_p_valid),
+        .s_p_ready(s_p_ready), .fire(fire), .loading(loading), .take(take_p), .index(index),
+        .ends(ends));
 
     wire logic signed [DW-1:0] x = s_x_data;
     wire logic signed [DW-1:0] pw = p[DW-1:0];
@@ -82,21 +83,12 @@ module fpdeep_affine #(
     wire logic signed [ACCW-1:0] acc = p + ACCW'(ex);
 
     always_ff @(posedge clk) begin
+        if (take_p) p <= s_p_data;
+        else if (fire && grad) p <= acc;
         if (rst) begin
-            loaded <= 1'b0;
-            left <= '0;
             m_valid <= 1'b0;
             m_g_valid <= 1'b0;
         end else begin
-            if (take_p) begin
-                p <= s_p_data;
-                loaded <= 1'b1;
-                left <= cfg_plane;
-            end else if (fire) begin
-                if (grad) p <= acc;
-                if (ends) loaded <= 1'b0;
-                left <= left - AW'(1);
-            end
             if (!grad && (!m_valid || m_ready)) begin
                 m_valid <= fire;
                 if (fire) begin
@@ -114,7 +106,7 @@ module fpdeep_affine #(
         end
     end
 
-    wire logic unused = &{1'b0, s_y_last};
+    wire logic unused = &{1'b0, s_y_last, index};
 endmodule
 
 `default_nettype wire
