@@ -40,8 +40,9 @@ FOLDERS: Mapping[str, str] = MappingProxyType({
     "common": "stream plumbing, memories, the requantiser and the loop nest, shared by all",
     "engine": "the Conv/FC loop-nest engine and its MAC array and tensor walkers",
     "pool": "the pooling engine",
-    "eltwise": "element-wise units: ReLU, Dropout, format conversion (Concat), residual add, "
-               "error fan-out, partial sums",
+    "eltwise": "element-wise units: ReLU, Dropout, frozen BatchNormalization, per-channel "
+               "Scale and Bias, format conversion (Concat), residual add, error fan-out, "
+               "partial sums",
     "loss": "the loss-gradient unit",
     "sgd": "the weight update",
     "link": "framing between neighbouring boards",

@@ -1,4 +1,4 @@
-// fpdeep per-channel Scale and Bias, trained (docs/numerics.md §16; fpdeep.golden.affine): a
+// fpdeep per-channel Scale and Bias, trained (docs/numerics.md §18; fpdeep.golden.affine): a
 // (C, H, W) tensor streamed in C order, each channel's word on s_p ahead of its cfg_plane
 // elements (a single value: one channel of all C * H * W elements).
 //   cfg_pass 0, forward:  Scale y = requant(x * s, cfg_shift)
