@@ -450,14 +450,16 @@ def test_frozen_batchnorm_trains_bit_exact(tmp_path, boards):
 @pytest.mark.parametrize(("boards", "sgd"), [(1, {}), (2, {"momentum": 0.9,
                                                           "weight_decay": 0.01})])
 def test_per_channel_scale_and_bias_train_bit_exact(tmp_path, boards, sgd):
-    """conv, a per-channel Scale (Mul by a (C, 1, 1) initializer), a per-channel Bias, ReLU, a
-    pooling, a single-value Scale and FC: fpdeep_affine runs each Scale and Bias and sums
-    their gradients into the store image by image; the board's SGD unit updates them with
-    the weights (with momentum and weight decay on two boards, velocities kept and read
-    back); the new values, sums and velocities are checked."""
+    """A per-channel Scale of the image (no input error, only its gradient), conv, a
+    per-channel Scale (Mul by a (C, 1, 1) initializer), a per-channel Bias, ReLU, a pooling, a
+    single-value Scale and FC: fpdeep_affine runs each Scale and Bias and sums their gradients
+    into the store image by image; the board's SGD unit updates them with the weights (with
+    momentum and weight decay on two boards, velocities kept and read back); the new values,
+    sums and velocities are checked."""
     from golden_nets import OnnxNet
 
     net = OnnxNet((2, 6, 6), seed=13)
+    net.channel_constant("Mul")
     net.conv(4, 3, pads=(1, 1, 1, 1), bias=False)
     net.channel_constant("Mul")
     net.channel_constant("Add")
