@@ -63,6 +63,16 @@ class OnnxNet:
         return self._node("BatchNormalization", [self.last, *(f"{name}_{r}" for r in values)],
                           self.shape[self.last], epsilon=epsilon)
 
+    def channel_constant(self, op: str, *, per_channel: bool = True) -> str:
+        """A trained per-channel Scale (``Mul``) or Bias (``Add``) of the last tensor by a
+        (C, 1, 1) initializer (or a single value), random around 1 (Scale) or 0 (Bias)."""
+        c = self.shape[self.last][0]
+        name = self._name(op.lower() + "_k")
+        shape = (c, 1, 1) if per_channel else ()
+        centre = 1.0 if op == "Mul" else 0.0
+        self.inits[name] = centre + self.rng.normal(0, 0.25, shape)
+        return self._node(op, [self.last, name], self.shape[self.last])
+
     def relu(self, src: str | None = None) -> str:
         src = src or self.last
         return self._node("Relu", [src], self.shape[src])

@@ -65,6 +65,8 @@ RTL_MAPPING: Mapping[Op, Rtl] = MappingProxyType({
     Op.GLOBAL_AVGPOOL: Rtl("pool", "avg"),
     Op.ADD: Rtl("add", refuse=_two_inputs),
     Op.BATCHNORM: Rtl("bn", refuse=_frozen_only),
+    Op.SCALE: Rtl("affine"),
+    Op.BIAS: Rtl("affine"),
     Op.FLATTEN: Rtl(VIEW),
     Op.IDENTITY: Rtl(VIEW),
     Op.SOFTMAX: Rtl(LOSS),

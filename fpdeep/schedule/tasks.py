@@ -252,6 +252,8 @@ _UNIT_CYCLES: dict[str, Callable[[Task], int]] = {
     "relu": lambda t: t.elements + STREAM_OVERHEAD,
     "dropout": lambda t: t.elements + STREAM_OVERHEAD,
     "bn": lambda t: t.elements + t.tensors + STREAM_OVERHEAD,  # tensors: constant words
+    # a per-channel Scale or Bias: each channel's word, then its elements
+    "affine": lambda t: t.elements + t.tensors + STREAM_OVERHEAD,
     "convert": lambda t: t.elements + t.tensors * STREAM_OVERHEAD,  # Concat, shuffle
     "add": lambda t: t.elements + STREAM_OVERHEAD,
     "fanout": lambda t: t.elements + STREAM_OVERHEAD,
@@ -448,6 +450,8 @@ class _StepGraph:
         self.acts: dict[str, dict[int, list[int]]] = {}
         self.errors: dict[str, dict[int, list[int]]] = {}
         self.contributions: dict[str, list[int]] = {}
+        # a trained unit layer's gradient tasks, image by image
+        self.gradients: dict[str, list[int]] = {}
 
     def canon(self, tensor: str) -> str:
         return self.alias.get(tensor, tensor)
@@ -565,6 +569,12 @@ class _StepGraph:
                 count = per_board.setdefault(board, [0, 0])
                 count[0] += e.out_beats
                 count[1] += 2 if s.has_bias else 1
+        for layer, grads in self.gradients.items():  # a trained unit's parameter too
+            unit = self.units[layer]
+            count = per_board.setdefault(unit.board, [0, 0])
+            count[0] += unit.info["channels"]
+            count[1] += 1
+            flushes.setdefault(unit.board, []).extend(grads)
         for board, (n, t) in sorted(per_board.items()):
             self.add(Task("unit", board, "sgd", elements=n, rtl="sgd", tensors=t,
                           resource=f"{board}:{self.board_units[(board, 'sgd')]}"),
@@ -610,14 +620,25 @@ class _StepGraph:
                 continue
             if layer.is_compute:
                 self.backward_compute(layer)
-            elif any(self.needs_error[name] for name in layer.inputs):
-                home = self.homes[layer.output]
-                task = _unit_task(self.units.get(layer.name), home, "bp", layer.name,
-                                  self.image, _elements(layer.out_shape), self.needs_error)
-                bp = self.add(task, self.error_at_home(layer.output))
-                for name in layer.inputs:
-                    if self.needs_error[name]:
-                        self.contribute(self.canon(name), layer.name, home, [bp])
+            else:
+                self.backward_unit(layer)
+
+    def backward_unit(self, layer: Any) -> None:
+        """A unit layer's input error where an input needs one; a trained unit's (a per-channel
+        Scale or Bias) gradient sums, added image after image to its accumulators."""
+        home = self.homes[layer.output]
+        unit = self.units.get(layer.name)
+        if any(self.needs_error[name] for name in layer.inputs):
+            task = _unit_task(unit, home, "bp", layer.name, self.image,
+                              _elements(layer.out_shape), self.needs_error)
+            bp = self.add(task, self.error_at_home(layer.output))
+            for name in layer.inputs:
+                if self.needs_error[name]:
+                    self.contribute(self.canon(name), layer.name, home, [bp])
+        if unit is not None and unit.kind == "affine":
+            grads = self.gradients.setdefault(layer.name, [])
+            task = _unit_task(unit, home, "wg", layer.name, self.image, 0, self.needs_error)
+            grads.append(self.add(task, [*self.error_at_home(layer.output), *grads[-1:]]))
 
     def backward_compute(self, layer: Any) -> None:
         """BP and WG of a compute layer's slices; a split layer's raw partial input errors go
@@ -664,6 +685,10 @@ def _unit_task(unit: UnitDesign | None, board: int, what: str, layer: str, image
         words = len(BN_TABLE["bp" if what == "bp" else "fp"])
         return Task("unit", board, what, layer, image=image, elements=unit.info["elements"],
                     rtl="bn", tensors=unit.info["channels"] * words,
+                    resource=f"{board}:{unit.ident}")
+    if unit.kind == "affine":  # tensors: the parameter's (or accumulator's) words
+        return Task("unit", board, what, layer, image=image, elements=unit.info["elements"],
+                    rtl="affine", tensors=unit.info["channels"],
                     resource=f"{board}:{unit.ident}")
     if unit.kind in ("concat", "shuffle"):  # a converter pass per part (backward: per part
         # whose input needs an error)

@@ -1,6 +1,6 @@
 """Element-wise units in simulation, bit-exact against the golden model: ReLU, Dropout, residual add
-and error fan-in, error fan-out, frozen BatchNormalization; on every simulator found (Verilator
-always, Icarus where it is installed)."""
+and error fan-in, error fan-out, frozen BatchNormalization, trained per-channel Scale and Bias; on
+every simulator found (Verilator always, Icarus where it is installed)."""
 
 from __future__ import annotations
 
@@ -34,6 +34,13 @@ UNITS = {
     "bn_frozen": ("fpdeep_bn_frozen", "tb_bn_frozen",
                   {"shape": [3, 3, 4], "cases": [[10, 10, 14, 14, 12], [10, 10, 14, 14, 30],
                                                  [8, 12, 12, 10, 20], [12, 9, 15, 13, 4]]}),
+    # (bias, per channel, frac x, parameter, y, e, dx): Scale rounding and shifting left,
+    # Bias with x or the parameter aligned left, both with a single value
+    "affine": ("fpdeep_affine", "tb_affine",
+               {"shape": [3, 2, 3], "cases": [[0, 1, 10, 14, 10, 14, 14], [0, 1, 12, 8, 16, 10, 15],
+                                              [0, 0, 10, 12, 9, 13, 12],
+                                              [1, 1, 10, 14, 10, 14, 14], [1, 1, 14, 8, 12, 12, 15],
+                                              [1, 0, 9, 9, 11, 14, 11]]}),
 }
 
 
