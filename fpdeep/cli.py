@@ -672,6 +672,7 @@ class Terminated(BaseException):
 def _stop_on_sigterm():
     """Turn SIGTERM into an exception (main thread only); returns the handler it replaced."""
     def stop(_signum, _frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not cut the unwinding
         raise Terminated()
 
     try:

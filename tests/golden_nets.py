@@ -68,6 +68,15 @@ class OnnxNet:
         """LRN across the channels of the last tensor."""
         return self._node("LRN", [self.last], self.shape[self.last], size=size, alpha=alpha,
                           beta=beta, bias=bias)
+    def channel_constant(self, op: str, *, per_channel: bool = True) -> str:
+        """A trained per-channel Scale (``Mul``) or Bias (``Add``) of the last tensor by a
+        (C, 1, 1) initializer (or a single value), random around 1 (Scale) or 0 (Bias)."""
+        c = self.shape[self.last][0]
+        name = self._name(op.lower() + "_k")
+        shape = (c, 1, 1) if per_channel else ()
+        centre = 1.0 if op == "Mul" else 0.0
+        self.inits[name] = centre + self.rng.normal(0, 0.25, shape)
+        return self._node(op, [self.last, name], self.shape[self.last])
 
     def relu(self, src: str | None = None) -> str:
         src = src or self.last

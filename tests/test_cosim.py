@@ -464,6 +464,31 @@ def test_an_lrn_layer_trains_bit_exact(tmp_path, boards):
     _train_two_steps(net, path, boards=boards)
     assert "fpdeep_lrn #(" in (path / "rtl" / "board_0" / "fpdeep_board_0.sv").read_text() \
         or "fpdeep_lrn #(" in (path / "rtl" / "board_1" / "fpdeep_board_1.sv").read_text()
+@pytest.mark.parametrize(("boards", "sgd"), [(1, {}), (2, {"momentum": 0.9,
+                                                          "weight_decay": 0.01})])
+def test_per_channel_scale_and_bias_train_bit_exact(tmp_path, boards, sgd):
+    """A per-channel Scale of the image (no input error, only its gradient), conv, a
+    per-channel Scale (Mul by a (C, 1, 1) initializer), a per-channel Bias, ReLU, a pooling, a
+    single-value Scale and FC: fpdeep_affine runs each Scale and Bias and sums their gradients
+    into the store image by image; the board's SGD unit updates them with the weights (with
+    momentum and weight decay on two boards, velocities kept and read back); the new values,
+    sums and velocities are checked."""
+    from golden_nets import OnnxNet
+
+    net = OnnxNet((2, 6, 6), seed=13)
+    net.channel_constant("Mul")
+    net.conv(4, 3, pads=(1, 1, 1, 1), bias=False)
+    net.channel_constant("Mul")
+    net.channel_constant("Add")
+    net.relu()
+    net.maxpool(2, 2)
+    net.channel_constant("Mul", per_channel=False)
+    net.flatten()
+    net.fc(5)
+    path = tmp_path / f"affine{boards}"
+    _train_two_steps(net, path, boards=boards, **sgd)
+    assert "fpdeep_affine" in (path / "rtl" / f"board_{boards - 1}" /
+                               f"fpdeep_board_{boards - 1}.sv").read_text()
 
 
 def test_a_dropout_layer_trains_bit_exact_and_is_off_in_the_forward_only_pass(tmp_path):

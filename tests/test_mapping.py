@@ -130,3 +130,38 @@ def test_variants_the_rtl_does_not_compute_are_refused(tmp_path):
     with pytest.raises(FpdeepError, match=r"grouped convolution \(groups=2\); the engine runs "
                        r"groups=1; \S+ \(Softmax\): a Softmax that is not the last layer"):
         check_buildable(network, plan)
+
+
+def test_a_mul_or_add_the_affine_unit_does_not_compute_is_refused_naming_node_and_op(
+        tmp_path, capsys):
+    """A per-channel Scale or Bias runs on fpdeep_affine; a Mul by a spatial tensor is no
+    per-channel scaling and is refused, naming node and op; so is a Bias whose input and value
+    formats are further apart than the unit aligns."""
+    from fpdeep.cli import main
+    from fpdeep.design.units import layer_unit
+    from fpdeep.numerics import Format, Numerics
+
+    net = OnnxNet((2, 6, 6))
+    net.conv(4, 3, pads=(1, 1, 1, 1))
+    net.inits["k"] = np.ones((1, 6, 6))
+    net.node("Mul", [net.last, "k"], (4, 6, 6))
+    net.flatten()
+    net.fc(5)
+    model = tmp_path / "spatial.onnx"
+    with pytest.raises(FpdeepError):
+        net.load(model)
+    assert main(["build", str(model), "--board", "zcu102", "--boards", "1",
+                 "-o", str(tmp_path / "b")]) == 2
+    assert "node 'mul3' (Mul): constant 'k' of shape (1, 6, 6) must be a scalar or one value " \
+           "per channel" in capsys.readouterr().err
+    net = OnnxNet((2, 6, 6))
+    net.conv(4, 3, pads=(1, 1, 1, 1))
+    net.channel_constant("Add")
+    network, _ = net.load(tmp_path / "bias.onnx")
+    layer = network.layers[-1]
+    far = Numerics(overrides={layer.name: {"weight": Format(16, 40)},
+                              layer.inputs[0]: {"act": Format(16, 0)}})
+    with pytest.raises(FpdeepError, match=rf"layer '{layer.name}': the Bias's input and value "
+                                          r"differ by \d+ fractional bits; the unit aligns at "
+                                          "most 31"):
+        layer_unit(network, layer, ident="u", board=0, numerics=far)

@@ -21,7 +21,7 @@ from fpdeep.planning.planner import plan
 pytestmark = pytest.mark.slow
 
 # ops the generated RTL does not run yet (their RTL is issue 18)
-NO_RTL = {Op.SCALE, Op.BIAS, Op.BATCHNORM}
+NO_RTL = {Op.BATCHNORM}
 
 
 def check_plan(network, board: str, boards: int):

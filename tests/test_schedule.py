@@ -14,8 +14,10 @@ from fpdeep.errors import FpdeepError
 from fpdeep.planning import perf
 from fpdeep.resources import PACKAGE_DIR
 from fpdeep.schedule.tasks import (
+    LINK_RX_RESTART,
     LOSS_OVERHEAD,
     Task,
+    line_spans,
     link_latency,
     pipeline_figures,
     schedule,
@@ -134,6 +136,29 @@ def test_links_go_hop_by_hop_at_their_word_rate():
     assert link_latency(t, links=links) == tails
     back = Task("link", 2, "link", bytes=6, dst=1)  # 3 words, second link only: one full beat
     assert task_cycles(back, links=links) == 1 + (3 + 3 + 15 + 51 + 2) + 2
+
+
+def test_a_links_receiver_stores_transfers_in_the_order_sent():
+    # a word a cycle in beats of 7; one line from board 0 to board 1
+    links = [LinkModel(0, latency=100, num=1, den=1, words_per_beat=7)]
+    long = Task("link", 0, "link", bytes=1000, dst=1, resource="link:0>1")  # 500 words
+    short = Task("link", 0, "link", bytes=20, dst=1, resource="link:0>1")  # 10 words
+    tasks = [long, short]
+    durations = [task_cycles(t, links=links) for t in tasks]
+    tails = [link_latency(t, links=links) for t in tasks]
+    lines = [line_spans(t, links=links) for t in tasks]
+    span = timeline(tasks, durations, tails, None, lines)
+    # the sender takes the short transfer once the long one's words are in (1 + 500 + 3) and
+    # its frame follows the long one's on the line, arriving well before the long transfer's
+    # last word is stored; the receiver stores it after that word, its instructions and
+    # first word LINK_RX_RESTART cycles later, a word a cycle
+    assert span[0] == (0, durations[0])
+    assert span[1][0] == 1 + 500 + 3
+    assert span[1][0] + durations[1] < span[0][1]  # what the line alone would allow
+    assert span[1][1] == span[0][1] + LINK_RX_RESTART + 10
+    # without the lines, the model had the short transfer end first
+    free = timeline(tasks, durations, tails)
+    assert free[1][1] < free[0][1]
 
 
 def test_the_link_model_takes_the_plans_rate_in_beats():

@@ -4,6 +4,11 @@ checked against what Yosys really builds, and the command's errors."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -205,6 +210,93 @@ def test_local_processes_synthesise_every_board(demo_build, monkeypatch, capsys)
     assert data["boards"][0]["yosys"]["lut"] is None and data["until"] == HARD_BLOCKS_MAPPED
     out = capsys.readouterr().out
     assert "DSP yosys / plan" in out and "wrote" in out
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _wait_for(path: Path, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{path} did not appear")
+        time.sleep(0.05)
+
+
+def _long_job_or_failure(job):
+    """Board 1 runs a long 'Yosys' (a child process that records its pid); board 0 fails once
+    it has started."""
+    marks = Path(os.environ["FPDEEP_TEST_MARKS"])
+    if job.index == 0:
+        _wait_for(marks / "child.pid")
+        raise FpdeepError("Yosys rejected board 0")
+    code = f"import os, time; open({str(marks / 'child.pid')!r}, 'w').write(str(os.getpid())); " \
+           "time.sleep(120)"
+    subprocess.run([sys.executable, "-c", code], check=False)
+    return _fake_job(job)
+
+
+@needs_yosys
+def test_a_failed_board_ends_the_others_at_once(demo_build, monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("FPDEEP_TEST_MARKS", str(tmp_path))
+    monkeypatch.setattr(synth_run, "yosys_job", _long_job_or_failure)
+    shutil.rmtree(demo_build / "synth", ignore_errors=True)
+    started = time.monotonic()
+    assert main(["synth", str(demo_build), "--jobs", "2", "--hard-blocks"]) == 2
+    assert time.monotonic() - started < 60  # not the other board's 120 s
+    assert "Yosys rejected board 0" in capsys.readouterr().err
+    assert not _pid_alive(int((tmp_path / "child.pid").read_text()))
+    assert not (demo_build / "synth").exists()
+
+
+SIGTERM_SCRIPT = """
+import os, subprocess, sys, time
+from fpdeep.cli import main
+from fpdeep.synth import run
+
+def job(job):
+    code = ("import os, time; open(os.environ['PID_FILE'] + str(%d), 'w')"
+            ".write(str(os.getpid())); time.sleep(120)" % job.index)
+    subprocess.run([sys.executable, "-c", code], check=False)
+
+run.yosys_job = job
+sys.exit(main(["synth", sys.argv[1], "--jobs", "2", "--hard-blocks"]))
+"""
+
+
+@needs_yosys
+@pytest.mark.parametrize("group", [False, True], ids=["fpdeep", "process-group"])
+def test_sigterm_ends_synth_and_its_yosys_runs_quietly(demo_build, tmp_path, group):
+    """SIGTERM to fpdeep alone, or to its whole process group (as `timeout` or a batch
+    system may send it): exit 143 with one line, no worker's traceback, no Yosys left."""
+    script = tmp_path / "synth_sigterm.py"
+    script.write_text(SIGTERM_SCRIPT)
+    env = {**os.environ, "PID_FILE": str(tmp_path / "child_")}
+    proc = subprocess.Popen([sys.executable, str(script), str(demo_build)], env=env,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        for index in (0, 1):
+            _wait_for(tmp_path / f"child_{index}")
+        children = [int((tmp_path / f"child_{i}").read_text()) for i in (0, 1)]
+        if group:
+            os.killpg(proc.pid, signal.SIGTERM)
+        else:
+            proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert "Traceback" not in err and "fpdeep: terminated" in err
+    deadline = time.monotonic() + 10  # killed children are reaped by their worker on its way out
+    while any(_pid_alive(pid) for pid in children) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_pid_alive(pid) for pid in children)
 
 
 def test_an_unreachable_scheduler_is_a_clear_error(demo_build, capsys):

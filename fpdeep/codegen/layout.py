@@ -475,6 +475,8 @@ class TaskWork:
             return [Work((table, *self.reads(res.mover("s_x"), board, x_item, n_in, i),
                           Access(res.mover("m", out=True), True, y[0], n_out, i, y[1])),
                          cfg=(("cfg_bwd", 0),))]
+        if kind == "affine":
+            return [self._affine(task, res, x_item, n_in)]
         if kind == "dropout":
             # forward (or off): the input activation in; backward: the output's error in, the
             # mask made again from the same seed
@@ -526,6 +528,36 @@ class TaskWork:
             return [Work(tuple(acc), start=True, wait_done=True)]
         raise FpdeepError(f"unit kind {kind!r} has no task rule")
 
+    def _affine(self, task: Task, res: Resource, x_item: str, n: int) -> Work:
+        """A per-channel Scale or Bias: forward, the parameter (``p:<unit>``) ahead of each
+        channel and the activation; backward, the parameter and the output's error; gradient,
+        the output's error (and for a Scale the activation) and the accumulators so far
+        (``acc:<unit>``; zeros for the batch's first image) in and back."""
+        u, i, board = res.unit, task.image, task.board
+        layer = self.layers[task.layer]
+        words = u.info["channels"]
+        params = Access(res.mover("s_p"), False, affine_item("p", u.ident), words)
+        e = self.locate(board, item("err", layer.output))
+        if task.what == "wg":
+            acc = affine_item("acc", u.ident)
+            accesses = [Access(res.mover("s_p"), False, "zero", words, hold=True) if i == 0
+                        else Access(res.mover("s_p"), False, acc, words),
+                        Access(res.mover("s_x"), False, e[0], n, i, e[1])]
+            if u.info["role"] == "scale":
+                accesses += self.reads(res.mover("s_y"), board, x_item, n, i)
+            accesses.append(Access(res.mover("m_g", out=True), True, acc, words))
+            return Work(tuple(accesses), cfg=(("cfg_pass", 2), ("cfg_shift", 0)))
+        shift = u.info["shift"]["bp" if task.what == "bp" else "fp"]
+        if task.what == "bp":
+            out = self.locate(board, contribution_item(self.canon(layer.inputs[0]), layer.name))
+            return Work((params, Access(res.mover("s_x"), False, e[0], n, i, e[1]),
+                         Access(res.mover("m", out=True), True, out[0], n, i, out[1])),
+                        cfg=(("cfg_pass", 1), ("cfg_shift", shift)))
+        y = self.locate(board, item("act", layer.output))
+        return Work((params, *self.reads(res.mover("s_x"), board, x_item, n, i),
+                     Access(res.mover("m", out=True), True, y[0], n, i, y[1])),
+                    cfg=(("cfg_pass", 0), ("cfg_shift", shift)))
+
     def loss_table(self, res: Resource) -> Work:
         """The loss unit's exp table into the unit: once, when the host configures the board."""
         return Work((Access(res.mover("s_t"), False, "exp", len(golden_loss.EXP2_TABLE)),))
@@ -547,9 +579,12 @@ class TaskWork:
         roles = self.sgd_roles(task.board)
         velocity = bool(res.unit.info.get("velocity"))
         for k, (s, role) in enumerate(roles):
-            nw = s.engines["wg"].out_beats - ((s.hi - s.lo) if s.has_bias else 0)
-            n, off = (nw, 0) if role == "weight" else (s.hi - s.lo, nw)
-            store = f"w:{s.ident}" if role == "weight" else f"b:{s.ident}"
+            if isinstance(s, UnitDesign):  # a trained unit's parameter
+                n, off, store = s.info["channels"], 0, affine_item("p", s.ident)
+            else:
+                nw = s.engines["wg"].out_beats - ((s.hi - s.lo) if s.has_bias else 0)
+                n, off = (nw, 0) if role == "weight" else (s.hi - s.lo, nw)
+                store = f"w:{s.ident}" if role == "weight" else f"b:{s.ident}"
             accesses = [Access(res.mover("s_g"), False, f"acc:{s.ident}", n, -1, off),
                         Access(res.mover("s_w"), False, store, n),
                         Access(res.mover("m", out=True), True, store, n)]
@@ -561,11 +596,15 @@ class TaskWork:
                               ends_task=k == len(roles) - 1))
         return works
 
-    def sgd_roles(self, board: int) -> list[tuple[SliceDesign, str]]:
-        """The (slice, role) of each pass of board ``board``'s SGD task, in order."""
+    def sgd_roles(self, board: int) -> list[tuple[SliceDesign | UnitDesign, str]]:
+        """The (slice, role) of each pass of board ``board``'s SGD task, in order; then the
+        (unit, role) of each trained unit's parameter (a per-channel Scale or Bias)."""
         slices = [s for b in self.d.boards if b.index == board for s in b.slices]
-        return [(s, role) for s in slices for role in ("weight", "bias")
-                if role == "weight" or s.has_bias]
+        units = [u for b in self.d.boards if b.index == board for u in b.units
+                 if u.kind == "affine"]
+        return [*((s, role) for s in slices for role in ("weight", "bias")
+                  if role == "weight" or s.has_bias),
+                *((u, u.info["role"]) for u in units)]
 
 
 def _last_layer(network: Network):
@@ -625,6 +664,12 @@ def board_layouts(d: Design, network: Network, *, batch: int) -> list[BoardLayou
             copies = read_copies(len(readers[layout.index].get(key, ())))
             layout.banks.append(StoreBank(key, depth, width, copies))
     return layouts
+
+
+def affine_item(kind: str, unit: str) -> str:
+    """The store item of a per-channel Scale or Bias unit's parameter (``p``) or gradient
+    accumulators (``acc``)."""
+    return f"{kind}:{unit}"
 
 
 def bn_table_item(unit: str, what: str) -> str:

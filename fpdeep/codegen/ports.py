@@ -23,6 +23,7 @@ from fpdeep.design.units import LinkModel, UnitDesign
 from fpdeep.errors import FpdeepError
 from fpdeep.hwlib import (
     ADD,
+    AFFINE,
     BN_FROZEN,
     CONVERT,
     DROPOUT,
@@ -153,6 +154,10 @@ UNIT_RTL: Mapping[str, tuple[Part, ...]] = MappingProxyType({
     # the controller sets the direction per pass; the rings are as deep as window and plane
     "lrn": (Part(LRN, "LRN of layer {layer}", params=("DW", "NMAX", "PD"),
                  inputs={"cfg_bwd": "bwd"}),),
+    # the controller sets the pass (forward, backward, gradient) and its shift; each
+    # channel's parameter or accumulator comes on s_p
+    "affine": (Part(AFFINE, "per-channel {layer}", params=("DW", "ACCW"),
+                    inputs={"cfg_pass": "pass", "cfg_shift": "shift"}),),
     # the controller sets each pass's shift
     "concat": (Part(CONVERT, "Concat of layer {layer}", inputs={"cfg_shift": "shift"}),),
     "shuffle": (Part(CONVERT, "channel shuffle of layer {layer}", inputs={"cfg_shift": "shift"}),),

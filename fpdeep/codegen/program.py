@@ -161,8 +161,7 @@ class _SgdConstants:
         s, role = self.rules.sgd_roles(board)[k]
         layer = self.layers[s.layer]
         g_fmt, w_fmt = self.ctx.fmt("grad", s.layer), self.ctx.fmt("weight", s.layer)
-        fe = self.ctx.err(layer.output).frac
-        frac = fe + self.ctx.act(layer.inputs[0]).frac if role == "weight" else fe
+        frac = golden_step.accumulator_frac(self.ctx, layer, role)
         mean = {"cfg_mb": self.mb, "cfg_sb": SGD.encode("cfg_sb", frac + self.rb - g_fmt.frac),
                 "cfg_mlr": self.mlr}
         if not self.velocity:

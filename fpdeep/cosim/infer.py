@@ -50,7 +50,7 @@ def load_weights(path: str | Path, network: Network) -> dict[str, np.ndarray]:
     except (OSError, ValueError) as exc:
         raise FpdeepError(f"{where}: cannot read it as .npz ({exc})") from exc
     out = {}
-    for layer in network.compute_layers:
+    for layer in network.layers:
         for ref in trainable_refs(layer):
             if ref.name not in given:
                 raise FpdeepError(f"{where}: no array {ref.name!r}; it must hold every "

@@ -186,20 +186,20 @@ def compare(network: Network, record: Mapping[str, np.ndarray], weights: dict[st
                 continue
             t = res.trace[layer.name]
             expected = {"output": t.output}
-            if layer.is_compute:
-                if t.input_errors and t.input_errors[0] is not None:
-                    expected["input_error"] = t.input_errors[0]
-                for ref in trainable_refs(layer):
-                    acc = np.asarray(t.accumulators[ref.name])
-                    new = np.asarray(t.new_weights[ref.name])
-                    if stored_transposed(layer, ref.role):
-                        acc, new = acc.T, new.T  # records are in (out, in) compute layout
-                    expected[f"acc_{ref.role}"] = acc
-                    expected[f"new_{ref.role}"] = new
-                    if ref.name in res.state:  # the velocity the boards keep, as integers
-                        vel = quantise(res.state[ref.name], nm.fmt("vel", layer.name))
-                        expected[f"new_velocity_{ref.role}"] = \
-                            vel.T if stored_transposed(layer, ref.role) else vel
+            if layer.is_compute and t.input_errors and t.input_errors[0] is not None:
+                expected["input_error"] = t.input_errors[0]
+            # every trained parameter: a compute layer's, a per-channel Scale's or Bias's
+            for ref in trainable_refs(layer):
+                acc = np.asarray(t.accumulators[ref.name])
+                new = np.asarray(t.new_weights[ref.name])
+                if stored_transposed(layer, ref.role):
+                    acc, new = acc.T, new.T  # records are in (out, in) compute layout
+                expected[f"acc_{ref.role}"] = acc
+                expected[f"new_{ref.role}"] = new
+                if ref.name in res.state:  # the velocity the boards keep, as integers
+                    vel = quantise(res.state[ref.name], nm.fmt("vel", layer.name))
+                    expected[f"new_velocity_{ref.role}"] = \
+                        vel.T if stored_transposed(layer, ref.role) else vel
             for tensor, want in expected.items():
                 key = f"{step}/{layer.name}/{tensor}"
                 if key not in record:
@@ -329,7 +329,7 @@ def read_back_weights(network: Network, record: Mapping[str, np.ndarray],
     ``LAYER/new_bias`` (compute layout), as float64 by initializer name in its layout."""
     out = {}
     fmts = weight_formats(network, numerics)
-    for layer in network.compute_layers:
+    for layer in network.layers:
         for ref in trainable_refs(layer):
             q = record[f"{layer.name}/new_{ref.role}"]
             if stored_transposed(layer, ref.role):

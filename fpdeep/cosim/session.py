@@ -24,6 +24,7 @@ import numpy as np
 from fpdeep.codegen.board import design_hash
 from fpdeep.codegen.layout import (
     TaskWork,
+    affine_item,
     bn_table_item,
     board_layouts,
     constant_contents,
@@ -158,6 +159,9 @@ class _Builder:
         self.maps: list[RegisterMap] = [
             register_map(counters=len(self.layouts[b.index].resources)) for b in design.boards]
         self.slices = [(b.index, s) for b in design.boards for s in b.slices]
+        # trained per-channel Scale and Bias units, whose parameters the boards update too
+        self.affines = [(b.index, u) for b in design.boards for u in b.units
+                        if u.kind == "affine"]
         self.s = Session(len(design.boards), {
             b: [r.name for r in layout.resources] for b, layout in enumerate(self.layouts)})
 
@@ -218,6 +222,10 @@ class _Builder:
                 self.write(board, f"b:{s.ident}", p["bias"][s.lo:s.hi])
             if self.design.velocity:
                 self.write(board, f"v:{s.ident}", self.slice_velocities(s))
+        for board, u in self.affines:
+            self.write(board, affine_item("p", u.ident), self.params[u.layer][u.info["role"]])
+            if self.design.velocity:
+                self.write(board, f"v:{u.ident}", self.affine_velocities(u))
         for b in self.design.boards:  # frozen BatchNormalizations' per-channel constants
             for u in b.units:
                 if u.kind == "bn":
@@ -251,6 +259,12 @@ class _Builder:
             v = self.velocities.get(ref.name, np.zeros(shape, dtype=np.int64))
             parts.append(np.asarray(v, dtype=np.int64)[s.lo:s.hi].ravel())
         return np.concatenate(parts)
+
+    def affine_velocities(self, u) -> np.ndarray:
+        """A per-channel Scale or Bias unit's velocities (zeros without one yet)."""
+        ref = self.net.layer(u.layer).weight(u.info["role"])
+        v = self.velocities.get(ref.name, np.zeros(u.info["channels"], dtype=np.int64))
+        return np.asarray(v, dtype=np.int64).ravel()
 
     def images(self, images: np.ndarray) -> None:
         """``images`` (quantised) into the store's image slots 0, 1, ..."""
@@ -342,6 +356,10 @@ class _Builder:
             out[f"{layer.name}/new_weight"] = Traced(tuple(new_w), False)
             if layer.weight("bias") is not None:
                 out[f"{layer.name}/new_bias"] = Traced(tuple(new_b), False)
+        for board, u in self.affines:
+            n = u.info["channels"]
+            out[f"{u.layer}/new_{u.info['role']}"] = Traced(
+                (Part(self.read(board, affine_item("p", u.ident), n), (n,)),), False)
         return out
 
     def faults(self) -> None:
@@ -407,6 +425,14 @@ class _Builder:
                                                      for v, p in zip(vel, acc_b, strict=True)]}
             for name, parts in traced.items():
                 self.s.traced[f"{step}/{layer.name}/{name}"] = Traced(tuple(parts), False)
+        for board, u in self.affines:  # a per-channel Scale or Bias: its sums and velocity
+            n, role = u.info["channels"], u.info["role"]
+            keys = {f"acc_{role}": affine_item("acc", u.ident)}
+            if d.velocity:
+                keys[f"new_velocity_{role}"] = f"v:{u.ident}"
+            for name, key in keys.items():
+                self.s.traced[f"{step}/{u.layer}/{name}"] = Traced(
+                    (Part(self.read(board, key, n), (n,)),), False)
         for key, traced_weights in self.read_weights().items():
             self.s.traced[f"{step}/{key}"] = traced_weights
 

@@ -218,7 +218,8 @@ class _Follower:
                          weight_decay=design.weight_decay, state=st.optimiser or None,
                          step=st.step)
         where = f"step {st.step + 1}"
-        for layer in network.compute_layers:
+        # every trained parameter: the compute layers', a per-channel Scale's or Bias's
+        for layer in (lay for lay in network.layers if trainable_refs(lay)):
             new = res.trace[layer.name].new_weights
             for ref in trainable_refs(layer):
                 want = np.asarray(new[ref.name], dtype=np.int64)
@@ -261,7 +262,7 @@ class _Follower:
 def session_steps(network: Network, batch: int) -> int:
     """Steps in one host session: `SESSION_STEPS`, fewer where the words each step writes
     and reads back (images, labels, every weight, the logits) would pass `SESSION_WORDS`."""
-    params = sum(int(np.prod(ref.shape)) for layer in network.compute_layers
+    params = sum(int(np.prod(ref.shape)) for layer in network.layers
                  for ref in trainable_refs(layer))
     images = int(np.prod(network.input_shape)) + 1 + int(np.prod(network.layers[-1].out_shape))
     return max(1, min(SESSION_STEPS, SESSION_WORDS // (params + batch * images)))
@@ -332,7 +333,7 @@ def load_checkpoint(path: Path, identity: Mapping[str, Any], network: Network, *
         prefix, _, name = key.partition("/")
         if prefix in parts:
             parts[prefix][name] = value
-    want = {ref.name for layer in network.compute_layers for ref in trainable_refs(layer)}
+    want = {ref.name for layer in network.layers for ref in trainable_refs(layer)}
     for prefix in ("weights", "float"):
         if not want <= parts[prefix].keys():
             raise FpdeepError(f"{where} lacks {prefix} of "

@@ -80,6 +80,8 @@ RTL_MAPPING: Mapping[Op, Rtl] = MappingProxyType({
     Op.ADD: Rtl("add", refuse=_two_inputs),
     Op.BATCHNORM: Rtl("bn", refuse=_frozen_only),
     Op.LRN: Rtl("lrn", refuse=_lrn_in_range),
+    Op.SCALE: Rtl("affine"),
+    Op.BIAS: Rtl("affine"),
     Op.FLATTEN: Rtl(VIEW),
     Op.IDENTITY: Rtl(VIEW),
     Op.SOFTMAX: Rtl(LOSS),

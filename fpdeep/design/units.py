@@ -17,7 +17,18 @@ from fpdeep.golden import batchnorm as golden_bn
 from fpdeep.golden import dropout, shuffle
 from fpdeep.golden import lrn as golden_lrn
 from fpdeep.golden.loss import LOSSES
-from fpdeep.hwlib import ADD, BN_FROZEN, CONVERT, DROPOUT, FANOUT, LOSS, LRN, PSUM, RELU
+from fpdeep.hwlib import (
+    ADD,
+    AFFINE,
+    BN_FROZEN,
+    CONVERT,
+    DROPOUT,
+    FANOUT,
+    LOSS,
+    LRN,
+    PSUM,
+    RELU,
+)
 from fpdeep.ir import Layer, LRNAttrs, Network, Op
 from fpdeep.numerics import Format, Numerics, scale_constant
 from fpdeep.ops import pool_window
@@ -263,11 +274,40 @@ def _lrn_unit(network: Network, layer: Layer, rtl: Rtl, *, ident: str, board: in
     return UnitDesign("lrn", layer.name, ident, board, {"NMAX": n, "PD": plane}, values, values,
                       {"elements": c * plane, "plane": plane,
                        "flush": {"fp": golden_lrn.window(n)[1], "bp": n - 1}})
+def _affine_unit(network: Network, layer: Layer, rtl: Rtl, *, ident: str, board: int,
+                 numerics: Numerics) -> UnitDesign:
+    """A trained per-channel Scale or Bias (fpdeep_affine): the parameter's channels (one for a
+    single value) each cover ``plane`` elements; the controller sets each pass's shift."""
+    act_in, act_out, err_in, err_out = _fracs(network, layer, numerics)
+    fp = numerics.fmt("weight", layer.name).frac
+    bias = layer.op is Op.BIAS
+    ref = layer.weight("bias" if bias else "scale")
+    assert ref is not None
+    channels = math.prod(ref.shape)
+    top = max(act_in, fp)
+    lefts = {"cfg_lx": top - act_in, "cfg_lp": top - fp} if bias else {"cfg_lx": 0, "cfg_lp": 0}
+    shifts = ({"fp": top - act_out, "bp": err_out - err_in} if bias
+              else {"fp": act_in + fp - act_out, "bp": err_out + fp - err_in})
+    if max(lefts.values()) > AFFINE.mask("cfg_lx"):
+        raise FpdeepError(f"layer {layer.name!r}: the Bias's input and value differ by "
+                          f"{max(lefts.values())} fractional bits; the unit aligns at most "
+                          f"{AFFINE.mask('cfg_lx')}")
+    values = {"cfg_bias": int(bias), "cfg_plane": math.prod(layer.in_shape) // channels,
+              **lefts}
+    low, high = AFFINE.signed_range("cfg_shift")
+    for what, shift in shifts.items():
+        if not low <= shift <= high:
+            raise FpdeepError(f"layer {layer.name!r}: the {layer.op}'s {what} shift {shift} is "
+                              f"outside the unit's {low}..{high}; choose closer formats")
+    passes = {what: AFFINE.encode("cfg_shift", v) for what, v in shifts.items()}
+    return UnitDesign("affine", layer.name, ident, board, {}, values, values,
+                      {"elements": math.prod(layer.in_shape), "channels": channels,
+                       "role": ref.role, "shift": passes})
 
 
 _UNIT_MAKERS = {"relu": _relu_unit, "pool": _pool_unit, "add": _add_unit,
                 "dropout": _dropout_unit, "concat": _concat_unit, "shuffle": _shuffle_unit,
-                "bn": _bn_unit, "lrn": _lrn_unit}
+                "bn": _bn_unit, "lrn": _lrn_unit, "affine": _affine_unit}
 
 
 def fan_in_unit(tensor: str, shape: Sequence[int], *, ident: str, board: int) -> UnitDesign:

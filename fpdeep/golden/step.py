@@ -375,7 +375,7 @@ def _weight_update(ctx: StepContext, layer: Layer, e: np.ndarray, x: np.ndarray,
         v_new = None
         if ctx.fixed:
             g_fmt, w_fmt = ctx.fmt("grad", layer.name), ctx.fmt("weight", layer.name)
-            g = sgd.mean_gradient(acc, acc_frac=_accumulator_frac(ctx, layer, ref.role),
+            g = sgd.mean_gradient(acc, acc_frac=accumulator_frac(ctx, layer, ref.role),
                                   batch=batch, out_fmt=g_fmt)
             if opt.plain:
                 w_new = sgd.update(p[ref.role], g, lr=opt.lr, g_fmt=g_fmt, w_fmt=w_fmt)
@@ -401,7 +401,7 @@ def _weight_update(ctx: StepContext, layer: Layer, e: np.ndarray, x: np.ndarray,
     return accs, grads, new
 
 
-def _accumulator_frac(ctx: StepContext, layer: Layer, role: str) -> int:
+def accumulator_frac(ctx: StepContext, layer: Layer, role: str) -> int:
     """Fractional bits of a WG sum: the error's plus the input's for a weight, the error's for a
     bias (Conv, FC), or what the op says."""
     rule = spec(layer.op).gradient_frac

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from fpdeep.hwlib.library import (
     ADD,
+    AFFINE,
     AXIL_SLAVE,
     BN_FROZEN,
+    CHANNEL_WORDS,
     CONVERT,
     CRC32,
     CSR,
@@ -45,9 +47,10 @@ from fpdeep.hwlib.library import (
 )
 from fpdeep.hwlib.signature import Module, Port, Signal, Stream
 
-__all__ = ["ADD", "AXIL_SLAVE", "BN_FROZEN", "CONVERT", "CRC32", "CSR", "DROPOUT", "ENGINE",
-           "FANOUT", "FOLDERS", "LINK_CHANNEL", "LINK_DEFRAMER", "LINK_END", "LINK_FRAMER",
-           "LINK_KEEP", "LINK_MODEL", "LINK_PACK", "LINK_RX", "LINK_TX", "LINK_UNPACK", "LOOP_NEST",
-           "LOSS", "LRN", "LRN_TABLE", "MAC_ARRAY", "MODULES", "POOL", "PSUM", "RELU", "REQUANT",
-           "SDP_RAM", "SGD", "SGD_MOMENTUM", "SHIFT_WIDTH", "SKID_BUFFER", "STREAM_FIFO",
-           "TENSOR_WALKER", "Module", "Port", "Signal", "Stream", "compile_order", "module"]
+__all__ = ["ADD", "AFFINE", "AXIL_SLAVE", "BN_FROZEN", "CHANNEL_WORDS", "CONVERT", "CRC32", "CSR",
+           "DROPOUT", "ENGINE", "FANOUT", "FOLDERS", "LINK_CHANNEL", "LINK_DEFRAMER", "LINK_END",
+           "LINK_FRAMER", "LINK_KEEP", "LINK_MODEL", "LINK_PACK", "LINK_RX", "LINK_TX",
+           "LINK_UNPACK", "LOOP_NEST", "LOSS", "LRN", "LRN_TABLE", "MAC_ARRAY", "MODULES", "POOL",
+           "PSUM", "RELU", "REQUANT", "SDP_RAM", "SGD", "SGD_MOMENTUM", "SHIFT_WIDTH",
+           "SKID_BUFFER", "STREAM_FIFO", "TENSOR_WALKER", "Module", "Port", "Signal", "Stream",
+           "compile_order", "module"]

@@ -40,8 +40,9 @@ FOLDERS: Mapping[str, str] = MappingProxyType({
     "common": "stream plumbing, memories, the requantiser and the loop nest, shared by all",
     "engine": "the Conv/FC loop-nest engine and its MAC array and tensor walkers",
     "pool": "the pooling engine",
-    "eltwise": "element-wise units: ReLU, Dropout, frozen BatchNormalization, LRN, format "
-               "conversion (Concat), residual add, error fan-out, partial sums",
+    "eltwise": "element-wise units: ReLU, Dropout, frozen BatchNormalization, per-channel "
+               "Scale and Bias, LRN, format conversion (Concat), residual add, error fan-out, "
+               "partial sums",
     "loss": "the loss-gradient unit",
     "sgd": "the weight update",
     "link": "framing between neighbouring boards",
@@ -163,6 +164,14 @@ DROPOUT = Module(
      sink("s_x", "DW"), source("m", "DW")),
     uses=("fpdeep_requant",))
 
+CHANNEL_WORDS = Module(
+    "fpdeep_channel_words", "eltwise",
+    "the counters of per-channel words streamed ahead of each channel's elements",
+    {"AW": 32, "KW": 3},
+    (*CLOCKED, config("cfg_words", "KW"), config("cfg_plane", "AW"), _in("s_p_valid"),
+     _out("s_p_ready"), _in("fire"), _out("loading"), _out("take"), _out("index", "KW", DATA),
+     _out("ends")))
+
 BN_FROZEN = Module(
     "fpdeep_bn_frozen", "eltwise",
     "frozen BatchNormalization: the per-channel affine of the running statistics, forward and "
@@ -171,7 +180,19 @@ BN_FROZEN = Module(
     {"DW": 16, "PW": ACC_WIDTH, "AW": 32, "SW": SHIFT_WIDTH},
     (*CLOCKED, config("cfg_bwd", 1), config("cfg_plane", "AW"), config("cfg_yshift", "SW"),
      sink("s_p", "PW", last=None), sink("s_x", "DW"), source("m", "DW")),
-    uses=("fpdeep_requant",))
+    uses=("fpdeep_channel_words", "fpdeep_requant"))
+
+AFFINE = Module(
+    "fpdeep_affine", "eltwise",
+    "trained per-channel Scale and Bias: forward, backward and the per-channel gradient sums, "
+    "each channel's parameter (or accumulator) streamed ahead of it",
+    # LW: the Bias forward's left shifts 0 .. 2^LW - 1
+    {"DW": 16, "ACCW": ACC_WIDTH, "AW": 32, "SW": SHIFT_WIDTH, "LW": 5},
+    (*CLOCKED, config("cfg_bias", 1), config("cfg_pass", 2), config("cfg_plane", "AW"),
+     config("cfg_lx", "LW"), config("cfg_lp", "LW"), config("cfg_shift", "SW"),
+     sink("s_p", "ACCW", last=None), sink("s_x", "DW"), sink("s_y", "DW"), source("m", "DW"),
+     source("m_g", "ACCW")),
+    uses=("fpdeep_channel_words", "fpdeep_requant"))
 
 LRN_TABLE = Module(
     "fpdeep_lrn_table", "eltwise",
@@ -492,9 +513,10 @@ RESET_SYNC = Module(
 #: Every module of hw/ by name, in the order the docs list them.
 MODULES: Mapping[str, Module] = MappingProxyType({m.name: m for m in (
     SKID_BUFFER, STREAM_FIFO, SDP_RAM, REQUANT, LOOP_NEST, TENSOR_WALKER, MAC_ARRAY, ENGINE,
-    POOL, RELU, DROPOUT, BN_FROZEN, LRN_TABLE, LRN, CONVERT, ADD, FANOUT, PSUM, LOSS, SGD,
-    SGD_MOMENTUM, LINK_TX, LINK_RX, LINK_PACK, LINK_UNPACK, LINK_KEEP, CRC32, LINK_FRAMER,
-    LINK_DEFRAMER, LINK_END, AXIL_SLAVE, CSR,
+    POOL, RELU, DROPOUT, CHANNEL_WORDS, BN_FROZEN, AFFINE, LRN_TABLE, LRN, CONVERT, ADD, FANOUT,
+    PSUM, LOSS, SGD, SGD_MOMENTUM,
+    LINK_TX, LINK_RX, LINK_PACK, LINK_UNPACK, LINK_KEEP, CRC32, LINK_FRAMER, LINK_DEFRAMER,
+    LINK_END, AXIL_SLAVE, CSR,
     STORE, MOVER_RD, MOVER_WR, SEQUENCER, HOST, BOARD_CTL, RESET_SYNC, LINK_MODEL,
     LINK_CHANNEL)})
 

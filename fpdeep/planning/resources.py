@@ -217,7 +217,8 @@ MEMORIES: dict[str, Callable[[Params], list[Memory]]] = {
 #: an engine's one per MAC lane; SGD: the batch-mean and learning-rate products (4), with
 #: momentum and weight decay 6; loss: the exponential's interpolation and the MSE scale (4);
 #: pooling: the average's reciprocal products at 48 x 24 bits (7); Dropout: 4; frozen
-#: BatchNormalization: 5; LRN: 20. The other units multiply nothing.
+#: BatchNormalization: 5; per-channel Scale and Bias: 2; LRN: 20. The other units multiply
+#: nothing.
 DSPS: dict[str, Callable[[Params], int]] = {
     "fpdeep_engine": lambda p: p["TM"] * p["TN"],
     "fpdeep_sgd": lambda p: 4,
@@ -233,6 +234,8 @@ DSPS: dict[str, Callable[[Params], int]] = {
     # LRN: the two squares, S * M_alpha, the two powers' -L * M and their interpolations,
     # x * v, e * v, e * x * v, A * M_g and B * x (Yosys splits the wide ones)
     "fpdeep_lrn": lambda p: 20,
+    # per-channel Scale and Bias: x * s (forward, backward) and e * x (gradient)
+    "fpdeep_affine": lambda p: 2,
 }
 
 #: What a unit's logic grows with (1 when nothing that matters): an engine's MAC lanes, the
@@ -270,6 +273,7 @@ LOGIC: dict[str, tuple[float, float, float, float]] = {
     "fpdeep_sgd_momentum": (5258, 0, 43, 0),  # VW 24
     "fpdeep_bn_frozen": (3483, 0, 180, 0),
     "fpdeep_lrn": (5880, 0, 63, 0),  # NMAX 5, PD 16: 6,272 LUTs with its 392 of LUT RAM
+    "fpdeep_affine": (1830, 0, 149, 0),
     "fpdeep_link_pack": (198, 0, 277, 0),
     "fpdeep_link_unpack": (70, 0, 135, 0),
     "fpdeep_link_tx": (4, 0, 2, 0),

@@ -80,6 +80,10 @@ LINK_STORE = 2
 # after its trailer arrived (the deframer keeps a frame once its CRC-32 checks).
 LINK_FRAME_START = 3
 LINK_FRAME_RELEASE = 1
+# A link's receiving side takes the transfers in order: its sequencer starts the next one
+# (instructions and the mover's first word) LINK_RX_RESTART cycles after the one before has
+# been stored, its words already waiting in the deframer.
+LINK_RX_RESTART = 3
 # Bytes of one element on a link (16-bit data) and of a raw partial sum (48-bit accumulator,
 # sent as three 16-bit words).
 ELEM_BYTES = 2
@@ -188,11 +192,14 @@ def _frames(words: int, link: LinkModel) -> tuple[int, int, int]:
     return begin, sent, out
 
 
-def line_spans(task: Task, *, links: Sequence[LinkModel]) -> tuple[tuple[str, int, int], ...]:
+def line_spans(task: Task, *, links: Sequence[LinkModel]
+               ) -> tuple[tuple[str, int, int, int, int], ...]:
     """For a link task, per hop (the line "a>b", when its first frame enters that line, when
-    its last has), in cycles from the start of the task's transfer: a line carries one
-    frame at a time, so a transfer's frames queue behind those of the transfer before it on
-    the same line; () for any other task."""
+    its last has, when the receiver has stored its last word, its words), in cycles from the
+    start of the task's transfer: a line carries one frame at a time, so a transfer's frames
+    queue behind those of the transfer before it on the same line, and the receiving side
+    takes transfers in order, so it stores this one's words only after the one before;
+    () for any other task."""
     if task.kind != "link":
         return ()
     words = _link_words(task)
@@ -200,8 +207,9 @@ def line_spans(task: Task, *, links: Sequence[LinkModel]) -> tuple[tuple[str, in
     for a, b in link_hops(task):
         link = links[min(a, b)]
         begin, sent, _ = _frames(words, link)
-        spans.append((f"{a}>{b}", at + LINK_FETCH + begin, at + LINK_FETCH + sent))
-        at += hop_cycles(words, link)
+        done = at + hop_cycles(words, link)
+        spans.append((f"{a}>{b}", at + LINK_FETCH + begin, at + LINK_FETCH + sent, done, words))
+        at = done
     return tuple(spans)
 
 
@@ -246,6 +254,8 @@ _UNIT_CYCLES: dict[str, Callable[[Task], int]] = {
     "dropout": lambda t: t.elements + STREAM_OVERHEAD,
     "bn": lambda t: t.elements + t.tensors + STREAM_OVERHEAD,  # tensors: constant words
     "lrn": lambda t: t.elements + t.tensors + STREAM_OVERHEAD,  # tensors: the flush's steps
+    # a per-channel Scale or Bias: each channel's word, then its elements
+    "affine": lambda t: t.elements + t.tensors + STREAM_OVERHEAD,
     "convert": lambda t: t.elements + t.tensors * STREAM_OVERHEAD,  # Concat, shuffle
     "add": lambda t: t.elements + STREAM_OVERHEAD,
     "fanout": lambda t: t.elements + STREAM_OVERHEAD,
@@ -302,6 +312,7 @@ def timeline(tasks: Sequence[Task], durations: Sequence[int],
     hard_at = [0] * n
     free_at: dict[str, int] = {}
     line_free: dict[str, int] = {}  # when each line has carried the last frame given it
+    stored: dict[str, int] = {}  # when each line's receiver has stored its last transfer
     queue = [(0, k) for k in range(n) if not waiting_on[k]]
     heapq.heapify(queue)
     span: list[tuple[int, int]] = [(-1, -1)] * n
@@ -318,9 +329,13 @@ def timeline(tasks: Sequence[Task], durations: Sequence[int],
         tail = tails[k] if tails is not None else 0
         if lines is not None and lines[k]:
             base, wait = end - durations[k] + setup, 0
-            for line, first, last in lines[k]:
+            for line, first, last, done, words in lines[k]:
                 wait += max(0, line_free.get(line, 0) - (base + wait + first))
                 line_free[line] = base + wait + last
+                # the receiver stores the words once it has stored the transfer before
+                after = stored.get(line, 0) + LINK_RX_RESTART + words
+                wait += max(0, after - (base + wait + done))
+                stored[line] = base + wait + done
             end, tail = end + wait, tail + wait
         span[k] = (start, end)
         free_at[res] = end - tail
@@ -437,6 +452,8 @@ class _StepGraph:
         self.acts: dict[str, dict[int, list[int]]] = {}
         self.errors: dict[str, dict[int, list[int]]] = {}
         self.contributions: dict[str, list[int]] = {}
+        # a trained unit layer's gradient tasks, image by image
+        self.gradients: dict[str, list[int]] = {}
 
     def canon(self, tensor: str) -> str:
         return self.alias.get(tensor, tensor)
@@ -554,6 +571,12 @@ class _StepGraph:
                 count = per_board.setdefault(board, [0, 0])
                 count[0] += e.out_beats
                 count[1] += 2 if s.has_bias else 1
+        for layer, grads in self.gradients.items():  # a trained unit's parameter too
+            unit = self.units[layer]
+            count = per_board.setdefault(unit.board, [0, 0])
+            count[0] += unit.info["channels"]
+            count[1] += 1
+            flushes.setdefault(unit.board, []).extend(grads)
         for board, (n, t) in sorted(per_board.items()):
             self.add(Task("unit", board, "sgd", elements=n, rtl="sgd", tensors=t,
                           resource=f"{board}:{self.board_units[(board, 'sgd')]}"),
@@ -599,14 +622,25 @@ class _StepGraph:
                 continue
             if layer.is_compute:
                 self.backward_compute(layer)
-            elif any(self.needs_error[name] for name in layer.inputs):
-                home = self.homes[layer.output]
-                task = _unit_task(self.units.get(layer.name), home, "bp", layer.name,
-                                  self.image, _elements(layer.out_shape), self.needs_error)
-                bp = self.add(task, self.error_at_home(layer.output))
-                for name in layer.inputs:
-                    if self.needs_error[name]:
-                        self.contribute(self.canon(name), layer.name, home, [bp])
+            else:
+                self.backward_unit(layer)
+
+    def backward_unit(self, layer: Any) -> None:
+        """A unit layer's input error where an input needs one; a trained unit's (a per-channel
+        Scale or Bias) gradient sums, added image after image to its accumulators."""
+        home = self.homes[layer.output]
+        unit = self.units.get(layer.name)
+        if any(self.needs_error[name] for name in layer.inputs):
+            task = _unit_task(unit, home, "bp", layer.name, self.image,
+                              _elements(layer.out_shape), self.needs_error)
+            bp = self.add(task, self.error_at_home(layer.output))
+            for name in layer.inputs:
+                if self.needs_error[name]:
+                    self.contribute(self.canon(name), layer.name, home, [bp])
+        if unit is not None and unit.kind == "affine":
+            grads = self.gradients.setdefault(layer.name, [])
+            task = _unit_task(unit, home, "wg", layer.name, self.image, 0, self.needs_error)
+            grads.append(self.add(task, [*self.error_at_home(layer.output), *grads[-1:]]))
 
     def backward_compute(self, layer: Any) -> None:
         """BP and WG of a compute layer's slices; a split layer's raw partial input errors go
@@ -658,6 +692,10 @@ def _unit_task(unit: UnitDesign | None, board: int, what: str, layer: str, image
         flush = unit.info["flush"]["bp" if what == "bp" else "fp"] * unit.info["plane"]
         return Task("unit", board, what, layer, image=image, elements=unit.info["elements"],
                     rtl="lrn", tensors=flush, resource=f"{board}:{unit.ident}")
+    if unit.kind == "affine":  # tensors: the parameter's (or accumulator's) words
+        return Task("unit", board, what, layer, image=image, elements=unit.info["elements"],
+                    rtl="affine", tensors=unit.info["channels"],
+                    resource=f"{board}:{unit.ident}")
     if unit.kind in ("concat", "shuffle"):  # a converter pass per part (backward: per part
         # whose input needs an error)
         parts = [p for p in unit.info["parts"] if what == "fp" or needs[p["tensor"]]]

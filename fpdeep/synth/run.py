@@ -11,13 +11,16 @@ generated Vivado project instead, where Vivado is installed.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import shutil
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import closing
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -94,10 +97,35 @@ def yosys_job(job: SynthJob) -> dict[str, Any]:
 
 def _local(jobs: Sequence[SynthJob], work: Callable[[SynthJob], dict[str, Any]],
            workers: int) -> Iterator[tuple[SynthJob, dict[str, Any]]]:
-    with ProcessPoolExecutor(max_workers=max(1, min(workers, len(jobs)))) as pool:
-        futures = {pool.submit(work, job): job for job in jobs}
-        for future in as_completed(futures):
-            yield futures[future], future.result()
+    """``work`` on each job in a local process pool, results as they complete. A failed job,
+    Ctrl-C or SIGTERM ends the others at once (their Yosys included) instead of waiting for
+    them: a board's synthesis can take hours."""
+    pool = multiprocessing.Pool(max(1, min(workers, len(jobs))), initializer=_quiet_worker)
+    try:
+        for index, result in pool.imap_unordered(partial(_indexed, work), enumerate(jobs)):
+            yield jobs[index], result
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+def _indexed(work: Callable[[SynthJob], dict[str, Any]],
+             item: tuple[int, SynthJob]) -> tuple[int, dict[str, Any]]:
+    return item[0], work(item[1])
+
+
+def _quiet_worker() -> None:
+    """A pool worker leaves on SIGTERM (the pool ending it) or SIGINT (Ctrl-C reaches the
+    whole process group) without a traceback; `subprocess.run` kills its Yosys on the way
+    out. Forked workers would otherwise run the fpdeep command's own handlers."""
+    def leave(signum, _frame):
+        for name in (signal.SIGTERM, signal.SIGINT):  # the pool's own SIGTERM may follow
+            signal.signal(name, signal.SIG_IGN)
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, leave)
+    signal.signal(signal.SIGINT, leave)
 
 
 def _dask(jobs: Sequence[SynthJob], work: Callable[[SynthJob], dict[str, Any]],
@@ -141,7 +169,7 @@ def synthesize(folder: str | Path, *, tool: str = "yosys", scheduler: str | None
     progress.step("synthesising", f"{len(jobs)} board(s) with Yosys on {where}")
     results = (_dask(jobs, yosys_job, scheduler) if scheduler
                else _local(jobs, yosys_job, workers or os.cpu_count() or 1))
-    with progress.bar("synth_xilinx", len(jobs)) as bar:
+    with progress.bar("synth_xilinx", len(jobs)) as bar, closing(results):
         for job, result in results:
             done[job.index] = result
             bar.update(len(done), f"board {job.index} in {result['wall_s']:g} s")

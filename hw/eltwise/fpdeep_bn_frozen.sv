@@ -49,21 +49,19 @@ module fpdeep_bn_frozen #(
     logic signed [SW-1:0] xshift, eshift;
     logic signed [15:0]   gamma, beta;
     logic [2:0]           taken;      // constant words of this channel taken so far
-    logic [AW-1:0]        left;       // elements of this channel still to come
+    logic                 loading, take_p, last_element;
     wire logic [2:0]      words = cfg_bwd ? 3'd2 : 3'd5;
-    wire logic            loading = taken != words;
 
     wire logic out_free = !m_valid || m_ready;
-    assign s_p_ready = loading;
     assign s_x_ready = !loading && out_free;
-    wire logic take_p = s_p_valid && loading;
     wire logic fire = s_x_valid && !loading && out_free;
+    fpdeep_channel_words #(.AW(AW), .KW(3)) u_words (
+        .clk(clk), .rst(rst), .cfg_words(words), .cfg_plane(cfg_plane), .s_p_valid(s_p_valid),
+        .s_p_ready(s_p_ready), .fire(fire), .loading(loading), .take(take_p), .index(taken),
+        .ends(last_element));
 
     always_ff @(posedge clk) begin
-        if (rst) begin
-            taken <= 3'd0;
-            left <= '0;
-        end else if (take_p) begin
+        if (take_p) begin
             if (cfg_bwd) begin
                 if (taken == 3'd0) factor <= s_p_data[31:0];
                 else eshift <= s_p_data[SW-1:0];
@@ -76,12 +74,6 @@ module fpdeep_bn_frozen #(
                     default: beta <= s_p_data[15:0];
                 endcase
             end
-            taken <= taken + 3'd1;
-            if (taken + 3'd1 == words) left <= cfg_plane;
-        end else if (fire) begin
-            // the channel's last element: the next channel's constants come next
-            if (left == AW'(1)) taken <= 3'd0;
-            left <= left - AW'(1);
         end
     end
 
@@ -111,7 +103,7 @@ module fpdeep_bn_frozen #(
         end
     end
 
-    wire logic unused = &{1'b0, s_p_data[PW-1:32]};
+    wire logic unused = &{1'b0, s_p_data[PW-1:32], last_element};
 endmodule
 
 `default_nettype wire

@@ -1,6 +1,6 @@
 """Element-wise units in simulation, bit-exact against the golden model: ReLU, Dropout, residual add
-and error fan-in, error fan-out, frozen BatchNormalization, LRN; on every simulator found (Verilator
-always, Icarus where it is installed)."""
+and error fan-in, error fan-out, frozen BatchNormalization, trained per-channel Scale and Bias, LRN;
+on every simulator found (Verilator always, Icarus where it is installed)."""
 
 from __future__ import annotations
 
@@ -46,6 +46,13 @@ UNITS = {
                        [[2, 2, 2], [5, 3.0, 0.6, 1.25], [12, 9, 15, 13], 12, 15],
                        [[7, 1, 1], [3, 1e-2, 0.5, 1.0], [10, 11, 14, 15], 14, 15],
                        [[4, 2, 2], [3, 1e-3, 0.75, 0.01], [10, 10, 14, 14], 8, 10]]}),
+    # (bias, per channel, frac x, parameter, y, e, dx): Scale rounding and shifting left,
+    # Bias with x or the parameter aligned left, both with a single value
+    "affine": ("fpdeep_affine", "tb_affine",
+               {"shape": [3, 2, 3], "cases": [[0, 1, 10, 14, 10, 14, 14], [0, 1, 12, 8, 16, 10, 15],
+                                              [0, 0, 10, 12, 9, 13, 12],
+                                              [1, 1, 10, 14, 10, 14, 14], [1, 1, 14, 8, 12, 12, 15],
+                                              [1, 0, 9, 9, 11, 14, 11]]}),
 }
 
 
