@@ -464,6 +464,8 @@ def test_an_lrn_layer_trains_bit_exact(tmp_path, boards):
     _train_two_steps(net, path, boards=boards)
     assert "fpdeep_lrn #(" in (path / "rtl" / "board_0" / "fpdeep_board_0.sv").read_text() \
         or "fpdeep_lrn #(" in (path / "rtl" / "board_1" / "fpdeep_board_1.sv").read_text()
+
+
 @pytest.mark.parametrize(("boards", "sgd"), [(1, {}), (2, {"momentum": 0.9,
                                                           "weight_decay": 0.01})])
 def test_per_channel_scale_and_bias_train_bit_exact(tmp_path, boards, sgd):
