@@ -491,6 +491,35 @@ def test_per_channel_scale_and_bias_train_bit_exact(tmp_path, boards, sgd):
     _train_two_steps(net, path, boards=boards, **sgd)
     assert "fpdeep_affine" in (path / "rtl" / f"board_{boards - 1}" /
                                f"fpdeep_board_{boards - 1}.sv").read_text()
+    if boards == 1:
+        _train_keeps_every_parameter(path, classes=5)
+
+
+def _train_keeps_every_parameter(path: Path, *, classes: int) -> None:
+    """`fpdeep train` (cocotb host: the model just built) for one epoch of two steps on the
+    build in ``path``: the weights it saves are the golden model's after the same steps, every
+    trained parameter (Scale and Bias too), not only the Conv/FC weights."""
+    from fpdeep.cli import main
+
+    network = fpdeep.load_onnx(path.with_suffix(".onnx"))
+    rng = np.random.default_rng(3)
+    shape = tuple(network.input_shape)
+    x = rng.uniform(0, 1, (6, *shape)).astype(np.float32)
+    y = rng.integers(0, classes, 6)
+    np.savez(path.parent / "d.npz", x=x[:4], y=y[:4], x_test=x[4:], y_test=y[4:])
+    assert main(["train", str(path), "--data", str(path.parent / "d.npz"), "--epochs", "1",
+                 "--lr", "0.1", "--host", "cocotb"]) == 0
+    result = json.loads((path / "train" / "result.json").read_text())
+    assert result["match"] is True and result["steps"] == 2
+    weights = {k: np.asarray(v, np.float64) for k, v in network.params.items()}
+    for k in range(2):
+        pick = np.random.default_rng([0, 0]).permutation(4)[k * 2:][:2]
+        weights = fpdeep.golden.train_step(network, weights, x[:4][pick], y[:4][pick],
+                                           lr=0.1).weights
+    with np.load(path / "train" / "weights.npz") as got:
+        assert set(got.files) == set(network.params)
+        for name in network.params:
+            assert np.array_equal(got[name].astype(np.float64), weights[name]), name
 
 
 def test_a_dropout_layer_trains_bit_exact_and_is_off_in_the_forward_only_pass(tmp_path):
