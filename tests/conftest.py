@@ -104,6 +104,26 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=rank)
 
 
+@pytest.fixture(autouse=True)
+def signal_handlers_stay():
+    """A test leaves the process's SIGINT and SIGTERM handlers, and whether the main thread
+    blocks them, as it found them: the Ctrl-C tests of `train` (and any user of fpdeep's API)
+    rely on them."""
+    import signal
+
+    def state():
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+        return {s: (signal.getsignal(s), s in blocked) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    before = state()
+    yield
+    after = state()
+    for s, (handler, blocked) in before.items():
+        signal.signal(s, handler)
+        signal.pthread_sigmask(signal.SIG_BLOCK if blocked else signal.SIG_UNBLOCK, [s])
+    assert after == before, f"the test changed the signal handlers: {before} -> {after}"
+
+
 @pytest.fixture(scope="session", autouse=True)
 def shared_models(tmp_path_factory):
     """Tests that simulate the same design, in any worker, share its compiled cluster model
