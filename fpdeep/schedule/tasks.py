@@ -246,16 +246,21 @@ def _loss_cycles(task: Task) -> int:
     return task.elements * (LOSS.params["DIVW"] + 4) + LOSS_OVERHEAD
 
 
+def _stream_and_extra(task: Task) -> int:
+    """A streaming unit's elements plus its extra cycles (``tensors``)."""
+    return task.elements + task.tensors + STREAM_OVERHEAD
+
+
 #: Cycles of a unit task by the RTL that runs it ("": a layer the controller plays).
 _UNIT_CYCLES: dict[str, Callable[[Task], int]] = {
     # the pooling engine's result leaves a cycle sooner than the Conv/FC engine's
     "pool": lambda t: _engine_cycles(t) - 1,
     "relu": lambda t: t.elements + STREAM_OVERHEAD,
     "dropout": lambda t: t.elements + STREAM_OVERHEAD,
-    "bn": lambda t: t.elements + t.tensors + STREAM_OVERHEAD,  # tensors: constant words
-    "lrn": lambda t: t.elements + t.tensors + STREAM_OVERHEAD,  # tensors: the flush's steps
-    # a per-channel Scale or Bias: each channel's word, then its elements
-    "affine": lambda t: t.elements + t.tensors + STREAM_OVERHEAD,
+    # tensors: BN's constant words, LRN's flush steps, a Scale's or Bias's channel words
+    "bn": _stream_and_extra,
+    "lrn": _stream_and_extra,
+    "affine": _stream_and_extra,
     "convert": lambda t: t.elements + t.tensors * STREAM_OVERHEAD,  # Concat, shuffle
     "add": lambda t: t.elements + STREAM_OVERHEAD,
     "fanout": lambda t: t.elements + STREAM_OVERHEAD,
