@@ -32,7 +32,7 @@ def case_shape(case: dict) -> tuple[LoopShape, ConvAttrs | None]:
     if case["kind"] == "fc":
         return LoopShape.fc(in_features=case["ci"], out_features=case["co"]), None
     attrs = ConvAttrs(kernel=tuple(case["k"]), stride=tuple(case["stride"]),
-                      pads=tuple(case["pads"]))
+                      pads=tuple(case["pads"]), groups=case.get("groups", 1))
     hw = (case["h"], case["w"])
     return LoopShape.conv(attrs, ci=case["ci"], co=case["co"], in_hw=hw,
                           out_hw=conv.out_hw(attrs, hw)), attrs
@@ -87,7 +87,7 @@ async def run_case(dut, case: dict, tm: int, tn: int, log) -> dict:
     pyrng = random.Random(case["seed"])
     mag = case.get("mag", 12)
     x = rng.integers(-(1 << mag), 1 << mag, size=(batch, shape.ci, shape.h, shape.w))
-    w = rng.integers(-(1 << 13), 1 << 13, size=(shape.co, shape.ci, shape.kh, shape.kw))
+    w = rng.integers(-(1 << 13), 1 << 13, size=(shape.co, shape.ci_group, shape.kh, shape.kw))
     e = rng.integers(-(1 << mag), 1 << mag, size=(batch, shape.co, shape.ho, shape.wo))
     b = rng.integers(-(1 << 15), 1 << 15, size=(shape.co,)) if bias else None
     out = Format(16, case["out_frac"]) if "out_frac" in case else OUT.get(mode)
@@ -126,8 +126,9 @@ async def run_case(dut, case: dict, tm: int, tn: int, log) -> dict:
     )
     assert sink.lasts == [0] * (got.size - 1) + [1], f"{case}: last misplaced"
     assert int(dut.err_frame.value) == 0, "engine flagged a framing error"
-    model = engine_cycles(co=shape.co, ci=shape.ci, kh=shape.kh, kw=shape.kw, ho=shape.ho,
-                          wo=shape.wo, tm=tm, tn=tn, latency=ENGINE_LATENCY)
+    model = engine_cycles(co=shape.co, ci=shape.ci_group, kh=shape.kh, kw=shape.kw,
+                          ho=shape.ho, wo=shape.wo, tm=tm, tn=tn, latency=ENGINE_LATENCY,
+                          groups=shape.groups)
     log.info("case %s: %s cycles per image measured, %d modelled", case, cycles, model)
     for c in cycles:
         assert abs(c - model) <= 0.02 * model, f"{case}: {c} cycles measured, model {model}"
@@ -143,7 +144,7 @@ async def run_overlapped(dut, case: dict, tm: int, tn: int, log) -> dict:
     mode, batch = case["mode"], case["batch"]
     rng = np.random.default_rng(case["seed"])
     x = rng.integers(-(1 << 12), 1 << 12, size=(batch, shape.ci, shape.h, shape.w))
-    w = rng.integers(-(1 << 13), 1 << 13, size=(shape.co, shape.ci, shape.kh, shape.kw))
+    w = rng.integers(-(1 << 13), 1 << 13, size=(shape.co, shape.ci_group, shape.kh, shape.kw))
     e = rng.integers(-(1 << 12), 1 << 12, size=(batch, shape.co, shape.ho, shape.wo))
     out = OUT.get(mode)
     if mode == "wg":
@@ -181,8 +182,9 @@ async def run_overlapped(dut, case: dict, tm: int, tn: int, log) -> dict:
             await run_streams(dut, sources, max_cycles=4 * run + 500)
             await pulse(dut, "start")
 
-    run = engine_cycles(co=shape.co, ci=shape.ci, kh=shape.kh, kw=shape.kw, ho=shape.ho,
-                        wo=shape.wo, tm=tm, tn=tn, latency=ENGINE_LATENCY)
+    run = engine_cycles(co=shape.co, ci=shape.ci_group, kh=shape.kh, kw=shape.kw,
+                        ho=shape.ho, wo=shape.wo, tm=tm, tn=tn, latency=ENGINE_LATENCY,
+                        groups=shape.groups)
     watcher = cocotb.start_soon(watch())
     # the results drain while the next images load and run
     sink = StreamSink(dut, ENGINE.stream("m"), rng=pyrng, stall=0.0, expect=expected.size)
