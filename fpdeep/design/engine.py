@@ -14,7 +14,7 @@ single build.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from fpdeep.errors import FpdeepError, require_non_negative_int, require_positive_int
@@ -41,8 +41,12 @@ QUANTITIES = ("co0", "ci0", "hi", "wi", "x_addr", "w_addr", "dy_addr", "b_addr")
 
 @dataclass(frozen=True)
 class LoopShape:
-    """The loop nest of one Conv/FC slice as the engine sees it (FC: all spatial sizes 1);
-    ``ci`` counts every input channel, ``groups`` splits both channel counts."""
+    """The loop nest of one Conv/FC slice as the engine sees it (FC: all spatial sizes 1).
+
+    ``ci`` counts every input channel of the layer (the X bank holds them all); a grouped
+    conv's slice runs ``groups`` of the layer's ``layer_groups`` groups (0: as many), from group
+    ``group_lo``: its ``co`` output channels read only those groups' input channels.
+    """
 
     co: int
     ci: int
@@ -57,16 +61,24 @@ class LoopShape:
     ho: int = 1
     wo: int = 1
     groups: int = 1
+    group_lo: int = 0
+    layer_groups: int = 0
 
     def __post_init__(self) -> None:
         for name in ("co", "ci", "h", "w", "kh", "kw", "sh", "sw", "ho", "wo", "groups"):
             require_positive_int(f"LoopShape.{name}", getattr(self, name))
-        if self.co % self.groups or self.ci % self.groups:
-            raise FpdeepError(
-                f"LoopShape groups={self.groups} must divide co={self.co} and ci={self.ci}"
-            )
-        for name in ("pt", "pl"):
+        for name in ("pt", "pl", "group_lo", "layer_groups"):
             require_non_negative_int(f"LoopShape.{name}", getattr(self, name))
+        if self.co % self.groups or self.ci % self.all_groups:
+            raise FpdeepError(
+                f"LoopShape groups={self.groups} must divide co={self.co} and "
+                f"{self.all_groups} groups ci={self.ci}"
+            )
+        if self.group_lo + self.groups > self.all_groups:
+            raise FpdeepError(
+                f"LoopShape groups {self.group_lo}..{self.group_lo + self.groups - 1} are not "
+                f"among the layer's {self.all_groups}"
+            )
         # The last window must start inside the padded input, else the shape is inconsistent.
         last_row = (self.ho - 1) * self.sh - self.pt
         last_col = (self.wo - 1) * self.sw - self.pl
@@ -89,11 +101,35 @@ class LoopShape:
         return cls(co=out_features, ci=in_features, h=1, w=1)
 
     @classmethod
-    def of_layer(cls, layer: Layer, *, co: int | None = None) -> LoopShape:
-        """Shape of a Conv/FC IR layer; `co` narrows it to a slice of output channels."""
+    def of_layer(cls, layer: Layer, *, co: int | None = None, lo: int = 0) -> LoopShape:
+        """Shape of a Conv/FC IR layer; `co` narrows it to the slice of output channels from
+        `lo` (of a grouped conv: whole groups)."""
         nest = loop_nest(layer)
         (ci, h, w), (c_out, ho, wo) = nest.in_shape, nest.out_shape
-        return cls.conv(nest.attrs, ci=ci, co=co or c_out, in_hw=(h, w), out_hw=(ho, wo))
+        shape = cls.conv(nest.attrs, ci=ci, co=c_out, in_hw=(h, w), out_hw=(ho, wo))
+        co = co or c_out
+        if shape.groups == 1:
+            return replace(shape, co=co)
+        try:
+            return shape.slice(lo, lo + co)
+        except FpdeepError as exc:
+            raise FpdeepError(f"layer {layer.name!r}: {exc}") from exc
+
+    def slice(self, lo: int, hi: int) -> LoopShape:
+        """This grouped conv's slice of output channels lo..hi-1, which must be whole groups."""
+        per = self.co_group
+        if lo % per or hi % per or not 0 <= lo < hi <= self.co:
+            raise FpdeepError(
+                f"the slice of output channels {lo}..{hi - 1} does not hold whole groups of "
+                f"{per} channels (groups={self.groups})"
+            )
+        return replace(self, co=hi - lo, groups=(hi - lo) // per, group_lo=lo // per,
+                       layer_groups=self.groups)
+
+    @property
+    def all_groups(self) -> int:
+        """The layer's groups (a slice may run only some of them)."""
+        return self.layer_groups or self.groups
 
     @property
     def co_group(self) -> int:
@@ -101,7 +137,7 @@ class LoopShape:
 
     @property
     def ci_group(self) -> int:
-        return self.ci // self.groups
+        return self.ci // self.all_groups
 
     def blocks(self, tm: int, tn: int) -> tuple[int, int]:
         """(ceil(co/g/tm), ceil(ci/g/tn)): channel blocks of one group in the lane split."""
@@ -163,9 +199,10 @@ def _depths(shape: LoopShape, tm: int, tn: int,
     """Words of the (x, w, dy, result, bias) banks: for every mode, or for ``mode`` only
     (1 for a bank it never fills)."""
     cob, cib = shape.blocks(tm, tn)
-    cob, cib = cob * shape.groups, cib * shape.groups  # blocks over every group
-    depth = {"x": cib * shape.h * shape.w, "w": cob * (cib // shape.groups) * shape.kh * shape.kw,
-             "dy": cob * shape.ho * shape.wo, "bias": cob}
+    cob = cob * shape.groups  # blocks over every group of the slice
+    depth = {"x": cib * shape.all_groups * shape.h * shape.w,
+             "w": cob * cib * shape.kh * shape.kw, "dy": cob * shape.ho * shape.wo,
+             "bias": cob}
     if mode is None:
         return depth["x"], depth["w"], depth["dy"], max(depth["x"], depth["w"], depth["dy"]), cob
     used, result = _MODE_BANKS[mode]
@@ -199,10 +236,11 @@ def _coefficients(shape: LoopShape, tm: int, tn: int) -> dict[str, tuple[tuple[i
     hw, kk, howo = s.h * s.w, s.kh * s.kw, s.ho * s.wo
     return {
         "co0": ((s.co_group, tm, 0, 0, 0, 0, 0), 0),
-        "ci0": ((s.ci_group, 0, tn, 0, 0, 0, 0), 0),
+        "ci0": ((s.ci_group, 0, tn, 0, 0, 0, 0), s.group_lo * s.ci_group),
         "hi": ((0, 0, 0, 1, 0, s.sh, 0), -s.pt),
         "wi": ((0, 0, 0, 0, 1, 0, s.sw), -s.pl),
-        "x_addr": ((cib * hw, 0, hw, s.w, 1, s.sh * s.w, s.sw), -s.pt * s.w - s.pl),
+        "x_addr": ((cib * hw, 0, hw, s.w, 1, s.sh * s.w, s.sw),
+                   s.group_lo * cib * hw - s.pt * s.w - s.pl),
         "w_addr": ((cob * cib * kk, cib * kk, kk, s.kw, 1, 0, 0), 0),
         "dy_addr": ((cob * howo, howo, 0, 0, 0, s.wo, 1), 0),
         "b_addr": ((cob, 1, 0, 0, 0, 0, 0), 0),

@@ -80,6 +80,21 @@ async def pulse(dut, name: str) -> float:
     return t
 
 
+def sliced_golden(mode: str, shape: LoopShape, attrs: ConvAttrs | None, x, w, b, e,
+                  out: Format, lo: int, hi: int) -> np.ndarray:
+    """What a slice of output channels lo..hi-1 gives: its rows of Y, dW and the bias
+    gradient, and (BP) the input error of its output channels alone, over every channel."""
+    if mode == "fp":
+        return golden(mode, shape, attrs, x, w, b, e, out)[:, lo:hi]
+    if mode == "bp":
+        only = np.zeros_like(e)
+        only[:, lo:hi] = e[:, lo:hi]
+        return golden(mode, shape, attrs, x, w, b, only, out)
+    dw, db = conv.weight_gradient(e, x, attrs=attrs)
+    return np.concatenate([dw[lo:hi].ravel(), db[lo:hi].ravel()]) if b is not None \
+        else dw[lo:hi]
+
+
 async def run_case(dut, case: dict, tm: int, tn: int, log) -> dict:
     shape, attrs = case_shape(case)
     mode, batch, bias = case["mode"], case.get("batch", 1), case.get("bias", False)
@@ -91,7 +106,14 @@ async def run_case(dut, case: dict, tm: int, tn: int, log) -> dict:
     e = rng.integers(-(1 << mag), 1 << mag, size=(batch, shape.co, shape.ho, shape.wo))
     b = rng.integers(-(1 << 15), 1 << 15, size=(shape.co,)) if bias else None
     out = Format(16, case["out_frac"]) if "out_frac" in case else OUT.get(mode)
-    expected = np.asarray(golden(mode, shape, attrs, x, w, b, e, out), dtype=np.int64).ravel()
+    if "slice" in case:  # a slice of whole groups: its rows of W, dY and the bias stream in
+        lo, hi = case["slice"]
+        expected = sliced_golden(mode, shape, attrs, x, w, b, e, out, lo, hi)
+        shape, w, e = shape.slice(lo, hi), w[lo:hi], e[:, lo:hi]
+        b = None if b is None else b[lo:hi]
+    else:
+        expected = golden(mode, shape, attrs, x, w, b, e, out)
+    expected = np.asarray(expected, dtype=np.int64).ravel()
     shift = IN_FRAC[mode] - out.frac if mode != "wg" else 0
     cfg = engine_config(shape, mode=mode, tm=tm, tn=tn, shift=shift, raw=mode == "wg",
                         bias=bias, bias_shift=ACT.frac, hold=mode == "wg")
