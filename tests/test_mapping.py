@@ -166,3 +166,28 @@ def test_a_mul_or_add_the_affine_unit_does_not_compute_is_refused_naming_node_an
                                           r"differ by \d+ fractional bits; the unit aligns at "
                                           "most 31"):
         layer_unit(network, layer, ident="u", board=0, numerics=far)
+
+
+def test_a_grouped_conv_split_inside_a_group_is_refused_naming_the_layer(tmp_path):
+    """Each engine of a grouped conv runs whole groups; a cut inside a group is refused."""
+    from fpdeep.planning.partition import chain_model
+    from fpdeep.planning.planner import evaluate
+
+    net = OnnxNet((2, 6, 6))
+    net.conv(4, 3, pads=(1, 1, 1, 1))
+    net.relu()
+    net.conv(4, 3, pads=(1, 1, 1, 1), groups=2)
+    net.flatten()
+    net.fc(5)
+    network, _ = net.load(tmp_path / "g.onnx")
+    cluster = fpdeep.make_cluster(board="zcu102", boards=2)
+    chain = chain_model(network, precision=16, pipelining="image")
+    grouped = network.compute_layers[1].name
+    whole = evaluate(chain, cluster, (0, 6, 13), strategy="fpdeep", batch=2)  # groups 0 | 1
+    check_buildable(network, whole)
+    lower(network, whole)
+    cut = evaluate(chain, cluster, (0, 5, 13), strategy="fpdeep", batch=2)  # inside group 0
+    with pytest.raises(FpdeepError, match=rf"'{grouped}' \(Conv\): a grouped convolution "
+                       r"\(groups=2\) split at channels 0..0, not on a boundary of its groups "
+                       r"of 2 channels"):
+        check_buildable(network, cut)
