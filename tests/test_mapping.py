@@ -117,15 +117,21 @@ def test_build_accepts_an_op_kind_exactly_when_the_table_maps_it(tmp_path, op):
             assert units[layer.name].kind == kind
 
 
-def test_variants_the_rtl_does_not_compute_are_refused(tmp_path):
+def _grouped_net(tmp_path, *, softmax: bool = False):
+    """conv, ReLU, a conv of groups=2 (4 channels), then (a Softmax and) FC."""
     net = OnnxNet((2, 6, 6))
     net.conv(4, 3, pads=(1, 1, 1, 1))
     net.relu()
     net.conv(4, 3, pads=(1, 1, 1, 1), groups=2)
-    net.softmax()
+    if softmax:
+        net.softmax()
     net.flatten()
-    net.fc(10)
-    network, _ = net.load(tmp_path / "g.onnx")
+    net.fc(5)
+    return net.load(tmp_path / "g.onnx")[0]
+
+
+def test_variants_the_rtl_does_not_compute_are_refused(tmp_path):
+    network = _grouped_net(tmp_path, softmax=True)
     plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=1), batch=2)
     # the grouped conv runs on the engine; the Softmax before the FC is refused, by name
     with pytest.raises(FpdeepError, match=r"cannot run: \S+ \(Softmax\): a Softmax that is "
@@ -173,13 +179,7 @@ def test_a_grouped_conv_split_inside_a_group_is_refused_naming_the_layer(tmp_pat
     from fpdeep.planning.partition import chain_model
     from fpdeep.planning.planner import evaluate
 
-    net = OnnxNet((2, 6, 6))
-    net.conv(4, 3, pads=(1, 1, 1, 1))
-    net.relu()
-    net.conv(4, 3, pads=(1, 1, 1, 1), groups=2)
-    net.flatten()
-    net.fc(5)
-    network, _ = net.load(tmp_path / "g.onnx")
+    network = _grouped_net(tmp_path)
     cluster = fpdeep.make_cluster(board="zcu102", boards=2)
     chain = chain_model(network, precision=16, pipelining="image")
     grouped = network.compute_layers[1].name

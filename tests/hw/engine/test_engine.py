@@ -166,6 +166,18 @@ PARAMS2 = engine_params([_shape(CONV_CASES[i][1]) for i in SECOND[2]], tm=SECOND
                         tn=SECOND[1])
 
 
+def _run_cases(run_testbench, tmp_path, params: EngineParams, cases: list[dict]) -> list[dict]:
+    """Run ``cases`` on one engine build; the testbench's report of each."""
+    report = tmp_path / "cycles.json"
+    run_testbench(toplevel="fpdeep_engine", parameters=params.as_parameters(),
+                  test_module="tb_engine",
+                  tb_args={"tm": params.tm, "tn": params.tn, "cases": cases,
+                           "report": str(report)})
+    results = json.loads(report.read_text())
+    assert len(results) == len(cases)
+    return results
+
+
 @pytest.mark.parametrize(
     ("tm", "tn", "mode"),
     [(TM, TN, "fp"), (TM, TN, "bp"), (TM, TN, "wg"), (SECOND[0], SECOND[1], "bp"),
@@ -182,12 +194,7 @@ def test_engine_rtl_bit_exact_and_cycles(run_testbench, tmp_path, tm, tn, mode):
     if (tm, tn) == (TM, TN):
         # the first case again, three images with the double buffers in use
         cases.append(dict(CONV_CASES[0][1], mode=mode, seed=5, batch=3, overlap=True))
-    report = tmp_path / "cycles.json"
-    run_testbench(toplevel="fpdeep_engine", parameters=params.as_parameters(),
-                  test_module="tb_engine",
-                  tb_args={"tm": tm, "tn": tn, "cases": cases, "report": str(report)})
-    results = json.loads(report.read_text())
-    assert len(results) == len(cases)
+    results = _run_cases(run_testbench, tmp_path, params, cases)
     for r in results:
         if r["case"].get("overlap"):
             assert r["window"] <= 3 * r["run"] + 6
@@ -207,13 +214,7 @@ def test_engine_rtl_grouped_conv(run_testbench, tmp_path, lanes):
     cases = [dict(c, lanes=list(lanes), mode=mode, seed=7 * i + len(mode), bias=i % 2 == 0,
                   batch=2 if mode == "wg" else 1)
              for i, c in enumerate(picked) for mode in ("fp", "bp", "wg")]
-    report = tmp_path / "cycles.json"
-    run_testbench(toplevel="fpdeep_engine", parameters=params.as_parameters(),
-                  test_module="tb_engine",
-                  tb_args={"tm": tm, "tn": tn, "cases": cases, "report": str(report)})
-    results = json.loads(report.read_text())
-    assert len(results) == len(cases)
-    for r in results:
+    for r in _run_cases(run_testbench, tmp_path, params, cases):
         assert all(c == r["model"] for c in r["cycles"]), r
 
 
