@@ -100,3 +100,30 @@ def test_pixel_parallel_what_if_matches_exhaustive_search(shape, slack, max_tp):
         return
     assert got is not None and got.dsp == min(options) and got.tp <= max_tp
     assert got.cycles == cycles(got.tm, got.tn, got.tp) <= limit
+
+
+grouped = st.builds(lambda g, cog, ci, k, ho: EngineShape(g * cog, ci, k, k, ho, ho, groups=g),
+                    st.integers(2, 6), st.integers(1, 6), st.integers(1, 6),
+                    st.sampled_from([1, 3]), st.integers(1, 4))
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=grouped, slack=st.integers(0, 2000), per_mac=st.sampled_from([0.5, 1.0]))
+def test_cheapest_grouped_takes_lanes_dividing_the_groups(shape, slack, per_mac):
+    """A grouped conv runs its groups in turn, on lanes that divide the group sizes (the
+    engine keeps a block of lanes inside one group)."""
+    per = shape.co // shape.groups
+    limit = shape.groups * shape.inner + perf.ENGINE_LATENCY + slack
+    options = [
+        (math.ceil(tm * tn * per_mac), tm, tn)
+        for tm, tn in itertools.product(range(1, per + 1), range(1, shape.ci + 1))
+        if per % tm == 0 and shape.ci % tn == 0
+        and shape.groups * (per // tm) * (shape.ci // tn) * shape.inner
+        + perf.ENGINE_LATENCY <= limit
+    ]
+    got = cheapest(shape, limit, per_mac)
+    assert got is not None and options
+    assert per % got.tm == 0 and shape.ci % got.tn == 0
+    assert got.dsp == min(o[0] for o in options)
+    assert got.cycles == shape.groups * (per // got.tm) * (shape.ci // got.tn) * shape.inner \
+        + perf.ENGINE_LATENCY <= limit

@@ -14,6 +14,7 @@ from fpdeep.codegen.render import render
 from fpdeep.design.lower import lower
 from fpdeep.design.names import RESERVED
 from fpdeep.errors import FpdeepError
+from fpdeep.hwlib import ENGINE
 from fpdeep.resources import PACKAGE_DIR
 
 DIGITS = PACKAGE_DIR / "examples" / "digits_cnn.onnx"
@@ -113,7 +114,8 @@ def test_rendered_board_instantiates_each_engine_with_its_constants(network):
         for e in engines:
             assert f"u_{e.ident} (" in text
             jump = e.config.ports["cfg_jump"]
-            assert f"{e.ident.upper()}_CFG_JUMP = 1344'h{jump:x};" in text
+            width = ENGINE.width("cfg_jump")  # 8 quantities x 7 levels x 32 bits
+            assert f"{e.ident.upper()}_CFG_JUMP = {width}'h{jump:x};" in text
     top = render("cluster_top.sv.j2", cluster_values(d))
     for b in d.boards:
         assert f"{b.module} u_board_{b.index} (" in top

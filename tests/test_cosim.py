@@ -573,6 +573,31 @@ def test_a_channel_shuffle_trains_bit_exact(tmp_path):
     _train_two_steps(net, tmp_path / "shuffle")
 
 
+@pytest.mark.parametrize("boards", [1, 2])
+def test_a_depthwise_separable_block_trains_bit_exact(tmp_path, boards):
+    """conv 3x3, a depthwise 3x3 (groups = C) and a pointwise 1x1: the engine runs the
+    depthwise layer group by group. On two boards the planner splits the depthwise layer
+    into slices of whole groups: each reads its groups' input channels and their input
+    errors are summed where the layer's input is."""
+    from golden_nets import OnnxNet
+
+    net = OnnxNet((2, 6, 6), seed=5)
+    net.conv(4, 3, pads=(1, 1, 1, 1))
+    net.relu()
+    net.conv(4, 3, pads=(1, 1, 1, 1), groups=4)
+    net.conv(6, 1)
+    net.relu()
+    net.maxpool(2, 2)
+    net.flatten()
+    net.fc(5)
+    path = tmp_path / f"dw{boards}"
+    result = _train_two_steps(net, path, boards=boards)
+    design = json.loads((path / "design.json").read_text())
+    depthwise = [s for b in design["boards"] for s in b["slices"] if s["layer"] == "conv5"]
+    assert len(depthwise) == boards  # on two boards the depthwise layer is split
+    assert result["match"]
+
+
 def test_a_thousand_class_head_trains_bit_exact(tmp_path):
     """An ImageNet-sized classifier head: the loss unit over 1000 classes (its label sideband
     and class count widen with them). A board of 64 DSPs keeps the FC engine small, so that

@@ -117,18 +117,25 @@ def test_build_accepts_an_op_kind_exactly_when_the_table_maps_it(tmp_path, op):
             assert units[layer.name].kind == kind
 
 
-def test_variants_the_rtl_does_not_compute_are_refused(tmp_path):
+def _grouped_net(tmp_path, *, softmax: bool = False):
+    """conv, ReLU, a conv of groups=2 (4 channels), then (a Softmax and) FC."""
     net = OnnxNet((2, 6, 6))
     net.conv(4, 3, pads=(1, 1, 1, 1))
     net.relu()
     net.conv(4, 3, pads=(1, 1, 1, 1), groups=2)
-    net.softmax()
+    if softmax:
+        net.softmax()
     net.flatten()
-    net.fc(10)
-    network, _ = net.load(tmp_path / "g.onnx")
+    net.fc(5)
+    return net.load(tmp_path / "g.onnx")[0]
+
+
+def test_variants_the_rtl_does_not_compute_are_refused(tmp_path):
+    network = _grouped_net(tmp_path, softmax=True)
     plan = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=1), batch=2)
-    with pytest.raises(FpdeepError, match=r"grouped convolution \(groups=2\); the engine runs "
-                       r"groups=1; \S+ \(Softmax\): a Softmax that is not the last layer"):
+    # the grouped conv runs on the engine; the Softmax before the FC is refused, by name
+    with pytest.raises(FpdeepError, match=r"cannot run: \S+ \(Softmax\): a Softmax that is "
+                       r"not the last layer$"):
         check_buildable(network, plan)
 
 
@@ -165,3 +172,22 @@ def test_a_mul_or_add_the_affine_unit_does_not_compute_is_refused_naming_node_an
                                           r"differ by \d+ fractional bits; the unit aligns at "
                                           "most 31"):
         layer_unit(network, layer, ident="u", board=0, numerics=far)
+
+
+def test_a_grouped_conv_split_inside_a_group_is_refused_naming_the_layer(tmp_path):
+    """Each engine of a grouped conv runs whole groups; a cut inside a group is refused."""
+    from fpdeep.planning.partition import chain_model
+    from fpdeep.planning.planner import evaluate
+
+    network = _grouped_net(tmp_path)
+    cluster = fpdeep.make_cluster(board="zcu102", boards=2)
+    chain = chain_model(network, precision=16, pipelining="image")
+    grouped = network.compute_layers[1].name
+    whole = evaluate(chain, cluster, (0, 6, 13), strategy="fpdeep", batch=2)  # groups 0 | 1
+    check_buildable(network, whole)
+    lower(network, whole)
+    cut = evaluate(chain, cluster, (0, 5, 13), strategy="fpdeep", batch=2)  # inside group 0
+    with pytest.raises(FpdeepError, match=rf"'{grouped}' \(Conv\): a grouped convolution "
+                       r"\(groups=2\) split at channels 0..0, not on a boundary of its groups "
+                       r"of 2 channels"):
+        check_buildable(network, cut)

@@ -171,3 +171,11 @@ def test_too_many_boards_is_an_error():
     net = chain([2, 3])
     with pytest.raises(FpdeepError, match="only 5 output channels/neurons in all.*at most 5"):
         plan(net, make_cluster(board="vcu118", boards=6))
+
+
+def test_a_slice_of_a_grouped_conv_is_costed_as_its_groups():
+    from fpdeep.planning.partition import slice_groups
+
+    assert slice_groups(6, 2) == (6, 3)  # whole groups
+    assert slice_groups(1, 4) == (1, 1)  # inside one group: an ungrouped conv of its inputs
+    assert slice_groups(5, 2) == (6, 3)  # parts of groups at its ends: the groups it touches

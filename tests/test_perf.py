@@ -114,3 +114,11 @@ def test_gops_efficiency_energy():
 def test_empty_pipeline_is_an_error():
     with pytest.raises(FpdeepError, match="no work"):
         perf.initiation_interval(engine_cycles=[])
+
+
+def test_engine_cycles_of_a_grouped_conv_run_the_groups_in_turn():
+    # 8 output channels in 4 groups of 2, 3 input channels per group, on 2 x 2 lanes
+    assert perf.engine_cycles(co=8, ci=3, kh=3, kw=3, ho=2, wo=2, tm=2, tn=2, latency=0,
+                              groups=4) == 4 * 1 * 2 * 9 * 4
+    with pytest.raises(FpdeepError, match="groups=3 does not divide co=8"):
+        perf.engine_cycles(co=8, ci=3, kh=1, kw=1, ho=1, wo=1, tm=1, tn=1, groups=3)

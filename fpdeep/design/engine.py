@@ -1,17 +1,20 @@
 """Programming the hand-written loop-nest engine (`hw/fpdeep_engine.sv`) for one Conv/FC slice.
 
-The engine is generic: it runs six nested counters (cob, cib, kh, kw, ho, wo) and keeps seven
-affine quantities (first output channel, first input channel, input row, input column and the
-three operand addresses) up to date with adders. Everything that depends on the layer is a
-constant computed here once: loop bounds, per-level address jumps, and the walkers that fill
-the operand banks and drain the result banks. One engine build therefore serves every shape
-that fits its bank depths, which is what lets the simulation suite reuse a single build.
+The engine is generic: it runs seven nested counters (grp, cob, cib, kh, kw, ho, wo) and keeps
+eight affine quantities (first output channel, first input channel, input row, input column,
+the three operand addresses and the bias address) up to date with adders. A grouped conv runs
+its groups on the outer level, each block of lanes inside one group (the lanes divide the
+group sizes), so the banks keep the layout of an ungrouped conv. Everything that depends on
+the layer is a constant computed here once: loop bounds, per-level address jumps, and the
+walkers that fill the operand banks and drain the result banks. One engine build therefore
+serves every shape that fits its bank depths, which is what lets the simulation suite reuse a
+single build.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from fpdeep.errors import FpdeepError, require_non_negative_int, require_positive_int
@@ -32,13 +35,18 @@ COUNT_BITS, AFFINE_BITS = ENGINE.params["CW"], ENGINE.params["AW"]
 ACC_BITS = ACC_WIDTH
 MIN_SHIFT, MAX_SHIFT = -32, 47
 #: Loop levels, outermost first, and the affine quantities in `cfg_init`/`cfg_jump` order.
-LEVELS = ("cob", "cib", "kh", "kw", "ho", "wo")
-QUANTITIES = ("co0", "ci0", "hi", "wi", "x_addr", "w_addr", "dy_addr")
+LEVELS = ("grp", "cob", "cib", "kh", "kw", "ho", "wo")
+QUANTITIES = ("co0", "ci0", "hi", "wi", "x_addr", "w_addr", "dy_addr", "b_addr")
 
 
 @dataclass(frozen=True)
 class LoopShape:
-    """The loop nest of one Conv/FC slice as the engine sees it (FC: all spatial sizes 1)."""
+    """The loop nest of one Conv/FC slice as the engine sees it (FC: all spatial sizes 1).
+
+    ``ci`` counts every input channel of the layer (the X bank holds them all); a grouped
+    conv's slice runs ``groups`` of the layer's ``layer_groups`` groups (0: as many), from group
+    ``group_lo``: its ``co`` output channels read only those groups' input channels.
+    """
 
     co: int
     ci: int
@@ -52,12 +60,25 @@ class LoopShape:
     pl: int = 0
     ho: int = 1
     wo: int = 1
+    groups: int = 1
+    group_lo: int = 0
+    layer_groups: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("co", "ci", "h", "w", "kh", "kw", "sh", "sw", "ho", "wo"):
+        for name in ("co", "ci", "h", "w", "kh", "kw", "sh", "sw", "ho", "wo", "groups"):
             require_positive_int(f"LoopShape.{name}", getattr(self, name))
-        for name in ("pt", "pl"):
+        for name in ("pt", "pl", "group_lo", "layer_groups"):
             require_non_negative_int(f"LoopShape.{name}", getattr(self, name))
+        if self.co % self.groups or self.ci % self.all_groups:
+            raise FpdeepError(
+                f"LoopShape groups={self.groups} must divide co={self.co} and "
+                f"{self.all_groups} groups ci={self.ci}"
+            )
+        if self.group_lo + self.groups > self.all_groups:
+            raise FpdeepError(
+                f"LoopShape groups {self.group_lo}..{self.group_lo + self.groups - 1} are not "
+                f"among the layer's {self.all_groups}"
+            )
         # The last window must start inside the padded input, else the shape is inconsistent.
         last_row = (self.ho - 1) * self.sh - self.pt
         last_col = (self.wo - 1) * self.sw - self.pl
@@ -70,34 +91,72 @@ class LoopShape:
     @classmethod
     def conv(cls, attrs: ConvAttrs, *, ci: int, co: int, in_hw: tuple[int, int],
              out_hw: tuple[int, int]) -> LoopShape:
-        """Shape of a Conv with groups = 1 (the engine has no grouped mode yet)."""
-        if attrs.groups != 1:
-            raise FpdeepError(
-                f"the engine supports Conv with groups=1 only, got groups={attrs.groups}"
-            )
+        """Shape of a Conv; ``ci`` and ``co`` count every channel of its groups."""
         (kh, kw), (sh, sw), (pt, pl, _, _) = attrs.kernel, attrs.stride, attrs.pads
         return cls(co=co, ci=ci, h=in_hw[0], w=in_hw[1], kh=kh, kw=kw, sh=sh, sw=sw,
-                   pt=pt, pl=pl, ho=out_hw[0], wo=out_hw[1])
+                   pt=pt, pl=pl, ho=out_hw[0], wo=out_hw[1], groups=attrs.groups)
 
     @classmethod
     def fc(cls, *, in_features: int, out_features: int) -> LoopShape:
         return cls(co=out_features, ci=in_features, h=1, w=1)
 
     @classmethod
-    def of_layer(cls, layer: Layer, *, co: int | None = None) -> LoopShape:
-        """Shape of a Conv/FC IR layer; `co` narrows it to a slice of output channels."""
+    def of_layer(cls, layer: Layer, *, co: int | None = None, lo: int = 0) -> LoopShape:
+        """Shape of a Conv/FC IR layer; `co` narrows it to the slice of output channels from
+        `lo` (of a grouped conv: whole groups)."""
         nest = loop_nest(layer)
         (ci, h, w), (c_out, ho, wo) = nest.in_shape, nest.out_shape
-        return cls.conv(nest.attrs, ci=ci, co=co or c_out, in_hw=(h, w), out_hw=(ho, wo))
+        shape = cls.conv(nest.attrs, ci=ci, co=c_out, in_hw=(h, w), out_hw=(ho, wo))
+        co = co or c_out
+        if shape.groups == 1:
+            return replace(shape, co=co)
+        try:
+            return shape.slice(lo, lo + co)
+        except FpdeepError as exc:
+            raise FpdeepError(f"layer {layer.name!r}: {exc}") from exc
+
+    def slice(self, lo: int, hi: int) -> LoopShape:
+        """This grouped conv's slice of output channels lo..hi-1, which must be whole groups."""
+        per = self.co_group
+        if lo % per or hi % per or not 0 <= lo < hi <= self.co:
+            raise FpdeepError(
+                f"the slice of output channels {lo}..{hi - 1} does not hold whole groups of "
+                f"{per} channels (groups={self.groups})"
+            )
+        return replace(self, co=hi - lo, groups=(hi - lo) // per, group_lo=lo // per,
+                       layer_groups=self.groups)
+
+    @property
+    def all_groups(self) -> int:
+        """The layer's groups (a slice may run only some of them)."""
+        return self.layer_groups or self.groups
+
+    @property
+    def co_group(self) -> int:
+        return self.co // self.groups
+
+    @property
+    def ci_group(self) -> int:
+        return self.ci // self.all_groups
 
     def blocks(self, tm: int, tn: int) -> tuple[int, int]:
-        """(ceil(co/tm), ceil(ci/tn)): channel blocks of the lane split."""
-        return -(-self.co // tm), -(-self.ci // tn)
+        """(ceil(co/g/tm), ceil(ci/g/tn)): channel blocks of one group in the lane split."""
+        return -(-self.co_group // tm), -(-self.ci_group // tn)
+
+    def check_lanes(self, tm: int, tn: int) -> None:
+        """A grouped nest needs lanes that divide the group sizes: no block straddles groups."""
+        if self.groups > 1 and (self.co_group % tm or self.ci_group % tn):
+            raise FpdeepError(
+                f"a conv with groups={self.groups} ({self.co_group} output and {self.ci_group} "
+                f"input channels per group) needs tm dividing {self.co_group} and tn dividing "
+                f"{self.ci_group}, got tm={tm}, tn={tn}"
+            )
 
     @property
     def nest(self) -> EngineShape:
-        """The loop nest the planner costs (the same six loops, without the geometry)."""
-        return EngineShape(self.co, self.ci, self.kh, self.kw, self.ho, self.wo)
+        """The loop nest the planner costs (the same loops, without the geometry)."""
+        return EngineShape(self.co, self.ci_group, self.kh, self.kw, self.ho, self.wo,
+                           groups=self.groups)
 
     def iterations(self, tm: int, tn: int) -> int:
         """Loop-nest iterations, one per cycle: the engine's cycles less its pipeline latency."""
@@ -140,8 +199,10 @@ def _depths(shape: LoopShape, tm: int, tn: int,
     """Words of the (x, w, dy, result, bias) banks: for every mode, or for ``mode`` only
     (1 for a bank it never fills)."""
     cob, cib = shape.blocks(tm, tn)
-    depth = {"x": cib * shape.h * shape.w, "w": cob * cib * shape.kh * shape.kw,
-             "dy": cob * shape.ho * shape.wo, "bias": cob}
+    cob = cob * shape.groups  # blocks over every group of the slice
+    depth = {"x": cib * shape.all_groups * shape.h * shape.w,
+             "w": cob * cib * shape.kh * shape.kw, "dy": cob * shape.ho * shape.wo,
+             "bias": cob}
     if mode is None:
         return depth["x"], depth["w"], depth["dy"], max(depth["x"], depth["w"], depth["dy"]), cob
     used, result = _MODE_BANKS[mode]
@@ -159,6 +220,7 @@ def engine_params(shapes: Iterable[LoopShape], *, tm: int, tn: int,
         raise FpdeepError(f"engine mode {mode!r} is not valid; valid modes are {', '.join(MODES)}")
     need = [0] * 5
     for shape in shapes:
+        shape.check_lanes(tm, tn)
         need = [max(a, b) for a, b in zip(need, _depths(shape, tm, tn, mode), strict=True)]
     if need == [0] * 5:
         raise FpdeepError("engine_params needs at least one LoopShape")
@@ -170,22 +232,24 @@ def engine_params(shapes: Iterable[LoopShape], *, tm: int, tn: int,
 def _coefficients(shape: LoopShape, tm: int, tn: int) -> dict[str, tuple[tuple[int, ...], int]]:
     """Each quantity as (coefficient per level, constant), levels in LEVELS order."""
     s = shape
-    _, cib = s.blocks(tm, tn)
-    hw = s.h * s.w
+    cob, cib = s.blocks(tm, tn)
+    hw, kk, howo = s.h * s.w, s.kh * s.kw, s.ho * s.wo
     return {
-        "co0": ((tm, 0, 0, 0, 0, 0), 0),
-        "ci0": ((0, tn, 0, 0, 0, 0), 0),
-        "hi": ((0, 0, 1, 0, s.sh, 0), -s.pt),
-        "wi": ((0, 0, 0, 1, 0, s.sw), -s.pl),
-        "x_addr": ((0, hw, s.w, 1, s.sh * s.w, s.sw), -s.pt * s.w - s.pl),
-        "w_addr": ((cib * s.kh * s.kw, s.kh * s.kw, s.kw, 1, 0, 0), 0),
-        "dy_addr": ((s.ho * s.wo, 0, 0, 0, s.wo, 1), 0),
+        "co0": ((s.co_group, tm, 0, 0, 0, 0, 0), 0),
+        "ci0": ((s.ci_group, 0, tn, 0, 0, 0, 0), s.group_lo * s.ci_group),
+        "hi": ((0, 0, 0, 1, 0, s.sh, 0), -s.pt),
+        "wi": ((0, 0, 0, 0, 1, 0, s.sw), -s.pl),
+        "x_addr": ((cib * hw, 0, hw, s.w, 1, s.sh * s.w, s.sw),
+                   s.group_lo * cib * hw - s.pt * s.w - s.pl),
+        "w_addr": ((cob * cib * kk, cib * kk, kk, s.kw, 1, 0, 0), 0),
+        "dy_addr": ((cob * howo, howo, 0, 0, 0, s.wo, 1), 0),
+        "b_addr": ((cob, 1, 0, 0, 0, 0, 0), 0),
     }
 
 
 def bounds(shape: LoopShape, tm: int, tn: int) -> tuple[int, ...]:
     cob, cib = shape.blocks(tm, tn)
-    return (cob, cib, shape.kh, shape.kw, shape.ho, shape.wo)
+    return (shape.groups, cob, cib, shape.kh, shape.kw, shape.ho, shape.wo)
 
 
 def jumps(coef: tuple[int, ...], bound: tuple[int, ...]) -> tuple[int, ...]:
@@ -229,7 +293,7 @@ class EngineConfig:
         """Shape of the result stream, C order: Y (co,ho,wo), dX (ci,h,w) or dW (co,ci,kh,kw)."""
         s = self.shape
         return {"fp": (s.co, s.ho, s.wo), "bp": (s.ci, s.h, s.w),
-                "wg": (s.co, s.ci, s.kh, s.kw)}[self.mode]
+                "wg": (s.co, s.ci_group, s.kh, s.kw)}[self.mode]
 
     @property
     def out_count(self) -> int:
@@ -262,6 +326,7 @@ def engine_config(shape: LoopShape, *, mode: str, tm: int, tn: int, shift: int =
     if mode not in MODES:
         raise FpdeepError(f"engine mode {mode!r} is not valid; valid modes are {', '.join(MODES)}")
     _check_lanes(tm, tn)
+    shape.check_lanes(tm, tn)
     if isinstance(shift, bool) or not isinstance(shift, int) or not (
             MIN_SHIFT <= shift <= MAX_SHIFT):
         raise FpdeepError(
@@ -296,7 +361,7 @@ def engine_config(shape: LoopShape, *, mode: str, tm: int, tn: int, shift: int =
     drain = {
         "fp": Walker(s.co, tm, 1, 1, s.ho * s.wo),
         "bp": Walker(s.ci, tn, 1, 1, s.h * s.w),
-        "wg": Walker(s.co, tm, s.ci, tn, s.kh * s.kw),
+        "wg": Walker(s.co, tm, s.ci_group, tn, s.kh * s.kw),
     }[mode]
     ports = {
         "cfg_mode": MODES[mode],
@@ -313,7 +378,7 @@ def engine_config(shape: LoopShape, *, mode: str, tm: int, tn: int, shift: int =
         "cfg_bias": int(bias),
         "cfg_bias_shift": bias_shift,
         "cfg_ld_x": Walker(s.ci, tn, 1, 1, s.h * s.w).packed(),
-        "cfg_ld_w": Walker(s.co, tm, s.ci, tn, s.kh * s.kw).packed(),
+        "cfg_ld_w": Walker(s.co, tm, s.ci_group, tn, s.kh * s.kw).packed(),
         "cfg_ld_dy": Walker(s.co, tm, 1, 1, s.ho * s.wo).packed(),
         "cfg_ld_b": Walker(s.co, tm, 1, 1, 1).packed(),
         "cfg_drain": drain.packed(),

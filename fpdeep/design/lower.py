@@ -175,6 +175,22 @@ def _check_velocity_width(numerics: Numerics, network: Network) -> int:
     return widths.pop()
 
 
+def _split_group_problems(network: Network, plan: Plan) -> list[tuple[str, str]]:
+    """Slices of a grouped convolution that do not hold whole groups: each engine runs whole
+    groups, reading only their input channels."""
+    found = []
+    for bp in plan.boards:
+        for sp in bp.slices:
+            layer = network.layer(sp.slice.layer)
+            groups = getattr(layer.attrs, "groups", 1)
+            per = layer.out_shape[0] // groups
+            if groups > 1 and (sp.slice.lo % per or sp.slice.hi % per):
+                found.append((layer.name, f"a grouped convolution (groups={groups}) split at "
+                              f"channels {sp.slice.lo}..{sp.slice.hi - 1}, not on a boundary "
+                              f"of its groups of {per} channels"))
+    return found
+
+
 def _layer_problem(network: Network, layer: Layer) -> str | None:
     """Why the generated RTL cannot run ``layer`` (None when it can)."""
     rtl = RTL_MAPPING.get(layer.op)
@@ -217,6 +233,7 @@ def check_buildable(network: Network, plan: Plan, *, numerics: Numerics | None =
                         f"network has {classes}")
     layers = [f"{layer.name!r} ({layer.op}): {why}" for layer in network.layers
               if (why := _layer_problem(network, layer)) is not None]
+    layers += [f"{name!r} (Conv): {why}" for name, why in _split_group_problems(network, plan)]
     forks = [f"tensor {name!r} is read by {len(t.consumers)} layers; the "
              "generated error fan-in sums two" for name, t in network.tensors.items()
              if len(t.consumers) > 2]
@@ -251,7 +268,7 @@ def lower(network: Network, plan: Plan, *, numerics: Numerics | None = None,
         for sp in bp.slices:
             s = sp.slice
             layer = network.layer(s.layer)
-            shape = LoopShape.of_layer(layer, co=s.channels)
+            shape = LoopShape.of_layer(layer, co=s.channels, lo=s.lo)
             shifts = _shifts(network, layer, numerics)
             has_bias = layer.weight("bias") is not None
             split = counts[s.layer] > 1
@@ -276,7 +293,7 @@ def lower(network: Network, plan: Plan, *, numerics: Numerics | None = None,
                 except FpdeepError as exc:
                     raise FpdeepError(f"layer {s.layer!r}, {mode.upper()} engine: {exc}") from exc
                 x = shape.ci * shape.h * shape.w
-                w = shape.co * shape.ci * shape.kh * shape.kw
+                w = shape.co * shape.ci_group * shape.kh * shape.kw
                 dy = shape.co * shape.ho * shape.wo
                 streams = {
                     "fp": {"x": x, "w": w, "dy": 0, "b": shape.co if has_bias else 0},

@@ -13,16 +13,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from fpdeep.ir import ConvAttrs, Layer, LRNAttrs, Op
+from fpdeep.ir import Layer, LRNAttrs, Op
 
 ENGINE, VIEW, LOSS = "engine", "view", "loss"
-
-
-def _groups_one(layer: Layer) -> str | None:
-    assert isinstance(layer.attrs, ConvAttrs)
-    if layer.attrs.groups != 1:
-        return f"grouped convolution (groups={layer.attrs.groups}); the engine runs groups=1"
-    return None
 
 
 def _two_inputs(layer: Layer) -> str | None:
@@ -68,7 +61,7 @@ class Rtl:
 
 
 RTL_MAPPING: Mapping[Op, Rtl] = MappingProxyType({
-    Op.CONV: Rtl(ENGINE, refuse=_groups_one),
+    Op.CONV: Rtl(ENGINE),
     Op.FC: Rtl(ENGINE),
     Op.RELU: Rtl("relu"),
     Op.DROPOUT: Rtl("dropout"),

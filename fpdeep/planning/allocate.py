@@ -19,7 +19,8 @@ from fpdeep.planning import perf
 
 @dataclass(frozen=True)
 class EngineShape:
-    """The loop nest of one engine: co x ci x kh x kw x ho x wo (ci per group)."""
+    """The loop nest of one engine: co x ci x kh x kw x ho x wo (ci per group), the co
+    channels in ``groups`` groups (whose lanes must divide the group sizes)."""
 
     co: int
     ci: int
@@ -27,6 +28,7 @@ class EngineShape:
     kw: int
     ho: int
     wo: int
+    groups: int = 1
 
     @property
     def inner(self) -> int:
@@ -39,7 +41,8 @@ class EngineShape:
     def cycles(self, tm: int, tn: int, tp: int = 1, latency: int = perf.ENGINE_LATENCY) -> int:
         """Cycles of this loop nest on tm x tn lanes (``fpdeep.planning.perf.engine_cycles``)."""
         return perf.engine_cycles(co=self.co, ci=self.ci, kh=self.kh, kw=self.kw, ho=self.ho,
-                                  wo=self.wo, tm=tm, tn=tn, tp=tp, latency=latency)
+                                  wo=self.wo, tm=tm, tn=tn, tp=tp, latency=latency,
+                                  groups=self.groups)
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,13 @@ def _tile_options(co: int) -> tuple[np.ndarray, np.ndarray]:
     return lanes, -(-co // lanes)
 
 
+@lru_cache(maxsize=4096)
+def _divisors(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Lane counts t dividing n (a grouped conv's group size), with the tile count n/t of each."""
+    lanes = np.array([t for t in range(1, n + 1) if n % t == 0], dtype=np.int64)
+    return lanes, n // lanes
+
+
 @lru_cache(maxsize=1 << 16)
 def _cheapest(
     shape: EngineShape, cycles: int, dsp_per_mac: float, max_tp: int
@@ -66,13 +76,19 @@ def _cheapest(
     """(dsp, tm, tn, tp) of the fewest-DSP array within ``cycles``, the fastest among equals."""
     best: tuple[int, int, int, int, int] | None = None  # dsp, cycles, tm, tn, tp
     tps = [1] if max_tp == 1 else [int(t) for t in _tile_options(shape.ho)[0] if t <= max_tp]
-    tms_all, a_all = _tile_options(shape.co)
+    g = shape.groups
+    tms_all, a_all = _tile_options(shape.co) if g == 1 else _divisors(shape.co // g)
     for tp in tps:
-        inner = shape.kh * shape.kw * -(-shape.ho // tp) * shape.wo
+        inner = g * shape.kh * shape.kw * -(-shape.ho // tp) * shape.wo
         budget = (cycles - perf.ENGINE_LATENCY) // inner  # allowed ceil(co/tm)*ceil(ci/tn)
         if budget < 1:
             continue
-        b = np.minimum(budget // a_all, shape.ci)
+        if g == 1:
+            b = np.minimum(budget // a_all, shape.ci)
+        else:  # the fewest input lanes dividing ci with at most budget // a blocks
+            tn_opts, b_opts = _divisors(shape.ci)
+            b = np.array([max((int(x) for x in b_opts if x <= budget // a), default=0)
+                          for a in a_all], dtype=np.int64)
         ok = b >= 1
         tms, a, b = tms_all[ok], a_all[ok], b[ok]
         if tms.size == 0:

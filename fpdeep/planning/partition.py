@@ -50,10 +50,12 @@ class ChainLayer:
     in_width: int  # input row length (line buffers)
     in_channels: int
     stash_images: int  # images whose input waits on chip between FP and WG
+    groups: int = 1  # a grouped conv's groups (co / groups output channels each)
 
     def shapes(self, n: int) -> list[EngineShape]:
         """The FP, BP (when any) and WG loop nests of an n-channel slice."""
-        shape = EngineShape(n, self.ci, self.kh, self.kw, self.ho, self.wo)
+        co, groups = slice_groups(n, self.co // self.groups)
+        shape = EngineShape(co, self.ci, self.kh, self.kw, self.ho, self.wo, groups=groups)
         return [shape, shape, shape] if self.has_bp else [shape, shape]
 
     @property
@@ -167,6 +169,7 @@ def chain_model(network: Network, *, precision: int, pipelining: str,
                 in_width=in_width,
                 in_channels=ci_all,
                 stash_images=stash,
+                groups=nest.attrs.groups,
             )
         )
         offset += co
@@ -174,6 +177,19 @@ def chain_model(network: Network, *, precision: int, pipelining: str,
     scale = precision // 8
     return ChainModel(network.name, tuple(layers), forward * scale, backward * scale,
                       barriers)
+
+
+def slice_groups(n: int, per_group: int) -> tuple[int, int]:
+    """(output channels, groups) an n-channel slice of a grouped conv runs as (``per_group``
+    output channels a group): whole groups, or one when the slice lies inside a group (it then
+    reads that group's inputs only, as an ungrouped conv). A slice with part of a group at an
+    end is costed as the groups it touches, padded to whole ones (an upper bound)."""
+    if n % per_group == 0:
+        return n, n // per_group
+    if n < per_group:
+        return n, 1
+    groups = -(-n // per_group)
+    return groups * per_group, groups
 
 
 def batch_barriers(network: Network) -> tuple[int, ...]:

@@ -60,6 +60,7 @@ def engine_cycles(
     tn: int,
     latency: int = ENGINE_LATENCY,
     tp: int = 1,
+    groups: int = 1,
 ) -> int:
     """Cycles for one image through an FP, BP or WG engine with ``tm`` x ``tn`` MAC lanes.
 
@@ -70,13 +71,19 @@ def engine_cycles(
 
     ``tp`` > 1 is a what-if only (the generated engine has tp = 1): output rows computed in
     parallel, which replaces ho by ceil(ho/tp).
+
+    A grouped conv (``groups`` > 1 of the ``co`` channels) runs its groups one after the other:
+    groups * ceil(co/groups/tm) * ceil(ci/tn) * kh * kw * ho * wo + latency.
     """
     dims = {"co": co, "ci": ci, "kh": kh, "kw": kw, "ho": ho, "wo": wo, "tm": tm, "tn": tn,
-            "tp": tp}
+            "tp": tp, "groups": groups}
     for name, value in dims.items():
         _positive_int(name, value)
     _non_negative_int("latency", latency)
-    return -(-co // tm) * -(-ci // tn) * kh * kw * -(-ho // tp) * wo + latency
+    if co % groups:
+        raise FpdeepError(f"engine_cycles: groups={groups} does not divide co={co}")
+    return (groups * -(-(co // groups) // tm) * -(-ci // tn) * kh * kw * -(-ho // tp) * wo
+            + latency)
 
 
 def pool_cycles(*, c: int, ho: int, wo: int, kh: int, kw: int, latency: int = POOL_LATENCY) -> int:

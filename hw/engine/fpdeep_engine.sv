@@ -1,9 +1,12 @@
 // fpdeep unified loop-nest engine: one Conv/FC slice in FP, BP or WG mode (cfg_mode 0/1/2).
 //
-// The loop nest (cob, cib, kh, kw, ho, wo) runs one iteration per cycle on TM x TN MAC lanes
-// (TM output channels, TN input channels), so an image takes exactly
-//   ceil(Co/TM) * ceil(Ci/TN) * Kh * Kw * Ho * Wo + LATENCY cycles from start to done,
-// the formula of fpdeep.perf.engine_cycles. The three modes reduce the same products
+// The loop nest (grp, cob, cib, kh, kw, ho, wo) runs one iteration per cycle on TM x TN MAC
+// lanes (TM output channels, TN input channels of one group), so an image takes exactly
+//   G * ceil(Co/G/TM) * ceil(Ci/G/TN) * Kh * Kw * Ho * Wo + LATENCY cycles from start to done,
+// the formula of fpdeep.perf.engine_cycles (G = 1 but for grouped conv, whose lanes then divide
+// the group sizes, so a lane block never straddles two groups and the banks keep one layout).
+// With G groups, output channel co reads only the input channels of its group co / (Co/G):
+// the grp level moves the first output and input channel of a block together. The three modes reduce the same products
 // differently, always by read-modify-write of a 48-bit result bank, so every mode may visit an
 // accumulator in any order (BP scatters into the input error with stride and padding):
 //   FP  Y[co,ho,wo]       += sum_n W[co,ci,kh,kw] * X[ci,hi,wi]     result lane (m, 0)
@@ -52,9 +55,9 @@ module fpdeep_engine #(
     input  wire logic [CW-1:0]        cfg_ci,
     input  wire logic [CW-1:0]        cfg_h,
     input  wire logic [CW-1:0]        cfg_w,
-    input  wire logic [6*CW-1:0]      cfg_bound,
-    input  wire logic [7*AW-1:0]      cfg_init,
-    input  wire logic [7*6*AW-1:0]    cfg_jump,
+    input  wire logic [7*CW-1:0]      cfg_bound,
+    input  wire logic [8*AW-1:0]      cfg_init,
+    input  wire logic [8*7*AW-1:0]    cfg_jump,
     input  wire logic signed [6:0]    cfg_shift,     // -32 .. 47, negative shifts left
     input  wire logic                 cfg_raw,
     input  wire logic                 cfg_hold,
@@ -95,8 +98,10 @@ module fpdeep_engine #(
     output logic                      m_valid,
     input  wire logic                 m_ready
 );
-    localparam int NQ = 7;          // co0, ci0, hi, wi, x address, w address, dy address
-    localparam int Q_CO = 0, Q_CI = 1, Q_HI = 2, Q_WI = 3, Q_XA = 4, Q_WA = 5, Q_YA = 6;
+    localparam int NL = 7;          // grp, cob, cib, kh, kw, ho, wo
+    localparam int NQ = 8;          // co0, ci0, hi, wi, x, w, dy and bias address
+    localparam int Q_CO = 0, Q_CI = 1, Q_HI = 2, Q_WI = 3, Q_XA = 4, Q_WA = 5, Q_YA = 6,
+                   Q_BA = 7;
     localparam int XAW = $clog2(XD), WAW = $clog2(WD), YAW = $clog2(YD), RAW = $clog2(RD);
     localparam int XAW2 = $clog2(2 * XD), YAW2 = $clog2(2 * YD);
     localparam int BAW = (BD > 1) ? $clog2(BD) : 1;
@@ -166,21 +171,20 @@ module fpdeep_engine #(
     logic            v0;
     logic [NQ*AW-1:0] q;
     // Waiver: a run ends when the pipeline has drained (done), not on the nest's last flag;
-    // of the counters only cob's bank bits and the cib/kh/kw first-visit test are needed,
-    // addresses come from the affine quantities q.
+    // of the counters only the cib/kh/kw first-visit test is needed, addresses come from the
+    // affine quantities q.
     /* verilator lint_off UNUSEDSIGNAL */
     logic            last0;
-    logic [6*CW-1:0]  idx;
+    logic [NL*CW-1:0] idx;
     /* verilator lint_on UNUSEDSIGNAL */
-    fpdeep_loop_nest #(.NL(6), .NQ(NQ), .CW(CW), .AW(AW)) u_nest (
+    fpdeep_loop_nest #(.NL(NL), .NQ(NQ), .CW(CW), .AW(AW)) u_nest (
         .clk, .rst, .start(start_run), .bound(cfg_bound), .init(cfg_init), .jump(cfg_jump),
         .active(v0), .last(last0), .q(q), .idx_o(idx));
 
     // First visit of an output in FP (cib = kh = kw = 0): the bias goes in once. In WG the
     // same iterations see every dY[co, ho, wo] exactly once: the bias gradient's terms.
-    wire logic first0 = (idx[CW +: CW] == '0) && (idx[2*CW +: CW] == '0) &&
-                        (idx[3*CW +: CW] == '0);
-    wire logic [BAW-1:0] cob0 = idx[0 +: BAW];
+    wire logic first0 = (idx[2*CW +: CW] == '0) && (idx[3*CW +: CW] == '0) &&
+                        (idx[4*CW +: CW] == '0);
 
     /* verilator lint_off UNUSEDSIGNAL */  // same waiver: addresses wider than the banks
     wire logic signed [AW-1:0] co0 = q[Q_CO*AW +: AW];
@@ -190,6 +194,8 @@ module fpdeep_engine #(
     wire logic signed [AW-1:0] xa  = q[Q_XA*AW +: AW];
     wire logic signed [AW-1:0] wa  = q[Q_WA*AW +: AW];
     wire logic signed [AW-1:0] ya  = q[Q_YA*AW +: AW];
+    wire logic signed [AW-1:0] ba  = q[Q_BA*AW +: AW];
+    wire logic [BAW-1:0] cob0 = ba[BAW-1:0];   // the bias bank address of the block
     /* verilator lint_on UNUSEDSIGNAL */
 
     // Validity of this iteration's lanes: channels past Co/Ci (ceil waste) and taps that fall

@@ -32,7 +32,7 @@ def case_shape(case: dict) -> tuple[LoopShape, ConvAttrs | None]:
     if case["kind"] == "fc":
         return LoopShape.fc(in_features=case["ci"], out_features=case["co"]), None
     attrs = ConvAttrs(kernel=tuple(case["k"]), stride=tuple(case["stride"]),
-                      pads=tuple(case["pads"]))
+                      pads=tuple(case["pads"]), groups=case.get("groups", 1))
     hw = (case["h"], case["w"])
     return LoopShape.conv(attrs, ci=case["ci"], co=case["co"], in_hw=hw,
                           out_hw=conv.out_hw(attrs, hw)), attrs
@@ -80,6 +80,21 @@ async def pulse(dut, name: str) -> float:
     return t
 
 
+def sliced_golden(mode: str, shape: LoopShape, attrs: ConvAttrs | None, x, w, b, e,
+                  out: Format, lo: int, hi: int) -> np.ndarray:
+    """What a slice of output channels lo..hi-1 gives: its rows of Y, dW and the bias
+    gradient, and (BP) the input error of its output channels alone, over every channel."""
+    if mode == "fp":
+        return golden(mode, shape, attrs, x, w, b, e, out)[:, lo:hi]
+    if mode == "bp":
+        only = np.zeros_like(e)
+        only[:, lo:hi] = e[:, lo:hi]
+        return golden(mode, shape, attrs, x, w, b, only, out)
+    dw, db = conv.weight_gradient(e, x, attrs=attrs)
+    return np.concatenate([dw[lo:hi].ravel(), db[lo:hi].ravel()]) if b is not None \
+        else dw[lo:hi]
+
+
 async def run_case(dut, case: dict, tm: int, tn: int, log) -> dict:
     shape, attrs = case_shape(case)
     mode, batch, bias = case["mode"], case.get("batch", 1), case.get("bias", False)
@@ -87,11 +102,18 @@ async def run_case(dut, case: dict, tm: int, tn: int, log) -> dict:
     pyrng = random.Random(case["seed"])
     mag = case.get("mag", 12)
     x = rng.integers(-(1 << mag), 1 << mag, size=(batch, shape.ci, shape.h, shape.w))
-    w = rng.integers(-(1 << 13), 1 << 13, size=(shape.co, shape.ci, shape.kh, shape.kw))
+    w = rng.integers(-(1 << 13), 1 << 13, size=(shape.co, shape.ci_group, shape.kh, shape.kw))
     e = rng.integers(-(1 << mag), 1 << mag, size=(batch, shape.co, shape.ho, shape.wo))
     b = rng.integers(-(1 << 15), 1 << 15, size=(shape.co,)) if bias else None
     out = Format(16, case["out_frac"]) if "out_frac" in case else OUT.get(mode)
-    expected = np.asarray(golden(mode, shape, attrs, x, w, b, e, out), dtype=np.int64).ravel()
+    if "slice" in case:  # a slice of whole groups: its rows of W, dY and the bias stream in
+        lo, hi = case["slice"]
+        expected = sliced_golden(mode, shape, attrs, x, w, b, e, out, lo, hi)
+        shape, w, e = shape.slice(lo, hi), w[lo:hi], e[:, lo:hi]
+        b = None if b is None else b[lo:hi]
+    else:
+        expected = golden(mode, shape, attrs, x, w, b, e, out)
+    expected = np.asarray(expected, dtype=np.int64).ravel()
     shift = IN_FRAC[mode] - out.frac if mode != "wg" else 0
     cfg = engine_config(shape, mode=mode, tm=tm, tn=tn, shift=shift, raw=mode == "wg",
                         bias=bias, bias_shift=ACT.frac, hold=mode == "wg")
@@ -126,8 +148,9 @@ async def run_case(dut, case: dict, tm: int, tn: int, log) -> dict:
     )
     assert sink.lasts == [0] * (got.size - 1) + [1], f"{case}: last misplaced"
     assert int(dut.err_frame.value) == 0, "engine flagged a framing error"
-    model = engine_cycles(co=shape.co, ci=shape.ci, kh=shape.kh, kw=shape.kw, ho=shape.ho,
-                          wo=shape.wo, tm=tm, tn=tn, latency=ENGINE_LATENCY)
+    model = engine_cycles(co=shape.co, ci=shape.ci_group, kh=shape.kh, kw=shape.kw,
+                          ho=shape.ho, wo=shape.wo, tm=tm, tn=tn, latency=ENGINE_LATENCY,
+                          groups=shape.groups)
     log.info("case %s: %s cycles per image measured, %d modelled", case, cycles, model)
     for c in cycles:
         assert abs(c - model) <= 0.02 * model, f"{case}: {c} cycles measured, model {model}"
@@ -143,7 +166,7 @@ async def run_overlapped(dut, case: dict, tm: int, tn: int, log) -> dict:
     mode, batch = case["mode"], case["batch"]
     rng = np.random.default_rng(case["seed"])
     x = rng.integers(-(1 << 12), 1 << 12, size=(batch, shape.ci, shape.h, shape.w))
-    w = rng.integers(-(1 << 13), 1 << 13, size=(shape.co, shape.ci, shape.kh, shape.kw))
+    w = rng.integers(-(1 << 13), 1 << 13, size=(shape.co, shape.ci_group, shape.kh, shape.kw))
     e = rng.integers(-(1 << 12), 1 << 12, size=(batch, shape.co, shape.ho, shape.wo))
     out = OUT.get(mode)
     if mode == "wg":
@@ -181,8 +204,9 @@ async def run_overlapped(dut, case: dict, tm: int, tn: int, log) -> dict:
             await run_streams(dut, sources, max_cycles=4 * run + 500)
             await pulse(dut, "start")
 
-    run = engine_cycles(co=shape.co, ci=shape.ci, kh=shape.kh, kw=shape.kw, ho=shape.ho,
-                        wo=shape.wo, tm=tm, tn=tn, latency=ENGINE_LATENCY)
+    run = engine_cycles(co=shape.co, ci=shape.ci_group, kh=shape.kh, kw=shape.kw,
+                        ho=shape.ho, wo=shape.wo, tm=tm, tn=tn, latency=ENGINE_LATENCY,
+                        groups=shape.groups)
     watcher = cocotb.start_soon(watch())
     # the results drain while the next images load and run
     sink = StreamSink(dut, ENGINE.stream("m"), rng=pyrng, stall=0.0, expect=expected.size)
