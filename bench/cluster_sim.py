@@ -6,8 +6,10 @@ window.
 
 Run from the repository root: `python bench/cluster_sim.py [--steps 2] [--batch 4]`. Builds
 and simulates the bundled digits CNN on 1, 2 and 3 ZCU102 boards (3 boards with a cut between
-layers and one inside a layer) and a small residual CNN on 3 boards, checks each against the
-golden model and prints a table. Each case builds its own Verilator model (about a minute).
+layers and one inside a layer), a small residual CNN on 3 boards, and the digits CNN on 1 and
+2 boards with weights, gradients and stash off chip (`--off-chip weights,grads,stash`),
+checks each against the golden model and prints a table. Each case builds its own Verilator
+model (about a minute).
 """
 
 from __future__ import annotations
@@ -37,21 +39,29 @@ def residual_onnx(path: Path) -> Path:
     return path
 
 
+OFF_CHIP = ("weights", "grads", "stash")
+
+
 def cases(tmp: Path, batch: int):
+    """(name, model file, network, plan, kinds of data kept off chip) of every case."""
     zcu = "zcu102"
     for n in (1, 2, 3):
         net = fpdeep.load_onnx(DIGITS)
         yield f"digits, {n} board(s), fpdeep split", DIGITS, net, fpdeep.plan(
-            net, fpdeep.make_cluster(board=zcu, boards=n), batch=batch)
+            net, fpdeep.make_cluster(board=zcu, boards=n), batch=batch), ()
     net = fpdeep.load_onnx(DIGITS)
     cluster = fpdeep.make_cluster(board=zcu, boards=3)
     model = chain_model(net, precision=16, pipelining="image")
     yield "digits, 3 boards, cuts conv1 | conv2[:4] | conv2[4:] fc", DIGITS, net, evaluate(
-        model, cluster, (0, 4, 8, 22), strategy="fpdeep", batch=batch)
+        model, cluster, (0, 4, 8, 22), strategy="fpdeep", batch=batch), ()
     path = residual_onnx(tmp / "residual.onnx")
     net = fpdeep.load_onnx(path)
     yield "residual CNN, 3 boards", path, net, fpdeep.plan(
-        net, fpdeep.make_cluster(board=zcu, boards=3), batch=batch)
+        net, fpdeep.make_cluster(board=zcu, boards=3), batch=batch), ()
+    for n in (1, 2):
+        net = fpdeep.load_onnx(DIGITS)
+        yield f"digits, {n} board(s), all off chip", DIGITS, net, fpdeep.plan(
+            net, fpdeep.make_cluster(board=zcu, boards=n), batch=batch), OFF_CHIP
 
 
 def main() -> None:
@@ -61,9 +71,10 @@ def main() -> None:
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for k, (name, model, net, plan) in enumerate(cases(Path(tmp), args.batch)):
+        for k, (name, model, net, plan, off_chip) in enumerate(cases(Path(tmp), args.batch)):
             out = Path(tmp) / f"case{k}"
-            write_build(net, plan, out, model_files={"model.onnx": Path(model).read_bytes()})
+            write_build(net, plan, out, model_files={"model.onnx": Path(model).read_bytes()},
+                        off_chip=off_chip)
             t0 = time.monotonic()
             r = simulate(out, RunConfig(batch=args.batch, steps=args.steps))
             wall = time.monotonic() - t0

@@ -160,6 +160,10 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bn", choices=BN_MODES, default=d["bn"],
                         help="BatchNormalization: train with batch statistics (as PyTorch's "
                              "train mode), or frozen: a fixed affine of the running statistics")
+    parser.add_argument("--off-chip", metavar="KINDS", default="",
+                        help="keep these kinds of data in every board's off-chip memory (DRAM) "
+                             "instead of on chip: a comma-separated list of weights, grads, "
+                             "stash (default: on chip wherever it fits)")
 
 
 def build_config(args: argparse.Namespace) -> BuildConfig:
@@ -174,6 +178,8 @@ def build_config(args: argparse.Namespace) -> BuildConfig:
         partition=args.partition, precision=args.precision, batch=args.batch,
         clock_mhz=args.clock, link_gbps=args.link_gbps, util_cap=args.util_cap,
         pipelining=args.pipelining, pixel_lanes=args.pixel_lanes, bn=args.bn,
+        off_chip=tuple(k.strip() for k in args.off_chip.split(",") if k.strip())
+        if args.off_chip else (),
         **({"loss": args.loss, "momentum": args.momentum, "weight_decay": args.weight_decay,
             "output": Path(args.output), "force": args.force}
            if "output" in args else {}))

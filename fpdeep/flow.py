@@ -38,6 +38,7 @@ from fpdeep.planning.cluster import DEFAULT_UTIL_CAP, PIPELINING, Cluster, make_
 from fpdeep.planning.partition import STRATEGIES
 from fpdeep.planning.planner import DEFAULT_BATCH, Plan, with_stores
 from fpdeep.planning.planner import plan as plan_network
+from fpdeep.planning.store import OFF_CHIP
 from fpdeep.progress import Progress
 from fpdeep.resources import PACKAGE_DIR
 
@@ -74,6 +75,7 @@ class BuildConfig:
     momentum: float = 0.0  # SGD momentum on the boards (0: none)
     weight_decay: float = 0.0  # SGD weight decay on the boards (0: none)
     bn: str = "train"  # BatchNormalization: batch statistics (train) or a fixed affine (frozen)
+    off_chip: tuple[str, ...] = ()  # kinds of data every board keeps in its off-chip memory
     numerics: Numerics = field(default_factory=Numerics)  # the fixed-point formats
     output: Path | None = None  # build: the folder to write
     force: bool = False  # build: replace the folder whatever it holds
@@ -95,6 +97,10 @@ class BuildConfig:
                 raise FpdeepError(f"{option}: {exc}") from None
         if self.bn not in BN_MODES:
             raise FpdeepError(f"--bn {self.bn!r} is not known; valid: {', '.join(BN_MODES)}")
+        unknown = [k for k in self.off_chip if k not in OFF_CHIP]
+        if unknown:
+            raise FpdeepError(f"--off-chip {','.join(unknown)} is not known; valid: a comma-"
+                              f"separated list of {', '.join(OFF_CHIP)}")
         require_positive_int("--batch", self.batch)
         if self.boards is not None:
             require_positive_int("--boards", self.boards)
@@ -287,12 +293,14 @@ def lower(state: FlowState, config: BuildConfig) -> FlowState:
     that design has; FpdeepError when the plan cannot be built."""
     network, planned = _need(state, "network", "lower"), _need(state, "plan", "lower")
     built, placed = _lowered(network, planned, numerics=config.numerics, loss=config.loss,
-                             momentum=config.momentum, weight_decay=config.weight_decay)
+                             momentum=config.momentum, weight_decay=config.weight_decay,
+                             off_chip=config.off_chip)
     return replace(state, design=built, plan=placed)
 
 
 def _lowered(network: Network, planned: Plan, *, numerics: Numerics | None, loss: str,
-             momentum: float = 0.0, weight_decay: float = 0.0) -> tuple[Design, Plan]:
+             momentum: float = 0.0, weight_decay: float = 0.0,
+             off_chip: tuple[str, ...] = ()) -> tuple[Design, Plan]:
     """The design lowered from ``planned``, and ``planned`` with its boards' memory figures
     taken from the design's tensor stores: the store is what the RTL has, known only once the
     plan is lowered (its items come from the step's tasks), so the planner's search estimates
@@ -302,7 +310,7 @@ def _lowered(network: Network, planned: Plan, *, numerics: Numerics | None, loss
     from fpdeep.design.lower import lower as lower_plan
 
     built = lower_plan(network, planned, numerics=numerics, loss=loss, momentum=momentum,
-                       weight_decay=weight_decay)
+                       weight_decay=weight_decay, off_chip=off_chip)
     layouts = board_layouts(built, network, batch=planned.totals.batch)
     units = board_units(built, network, batch=planned.totals.batch, layouts=layouts)
     return built, with_stores(planned, [layout.store for layout in layouts], units)
@@ -500,7 +508,7 @@ def write_build(network: Network, result: Plan, out: str | Path, *,
                 model_files: dict[str, bytes], input_shape: tuple[int, ...] | None = None,
                 loss: str = "softmax_ce", numerics: Numerics | None = None,
                 momentum: float = 0.0, weight_decay: float = 0.0,
-                force: bool = False) -> Path:
+                off_chip: tuple[str, ...] = (), force: bool = False) -> Path:
     """Lower, schedule and emit an existing plan of ``network`` (API and tests: plans made
     with custom cuts); ``model_files`` as ``fpdeep.frontend.reader.model_files`` gives."""
     from fpdeep.codegen.build import emit as write_folder
@@ -508,7 +516,7 @@ def write_build(network: Network, result: Plan, out: str | Path, *,
     from fpdeep.report.plan import plan_json
 
     built, result = _lowered(network, result, numerics=numerics, loss=loss, momentum=momentum,
-                             weight_decay=weight_decay)
+                             weight_decay=weight_decay, off_chip=off_chip)
     figures = design_figures(built, network)
     return write_folder(built, result, out, network=network, plan_report=plan_json(result, figures),
                         model_files=model_files, input_shape=input_shape, force=force)

@@ -339,7 +339,11 @@ def test_momentum_builds_keep_velocities_in_the_store(tmp_path):
             assert all(b["width"] == 24 and b["depth"] == sums[k] for k, b in velocities.items())
 
 
-def test_build_refuses_a_plan_that_spills_off_chip(tmp_path, capsys):
+def test_build_keeps_a_spilled_plan_off_chip_until_a_mover_command_is_too_long(tmp_path,
+                                                                              capsys):
+    """VGG-19 on 8 VCU118s spills to DRAM: build keeps those boards' data off chip, and then
+    refuses the 30-million-word weight stream of board 4's fc6 slice, which one mover command
+    cannot carry, naming board, engine and item; nothing is written."""
     from conftest import light_model
 
     out = tmp_path / "b"
@@ -347,7 +351,8 @@ def test_build_refuses_a_plan_that_spills_off_chip(tmp_path, capsys):
                  "--partition", "optimal", "-o", str(out)])
     assert code == 2
     err = capsys.readouterr().err
-    assert "keeps tensors off chip on board 0" in err and "to dram" in err
+    assert "board 4: n38_c211_1416_fp moves 30,231,040 words of w:n38_c211_1416" in err
+    assert "24-bit length" in err and "use more boards" in err
     assert not out.exists()
 
 

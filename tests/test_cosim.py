@@ -47,6 +47,18 @@ def _slices(plan) -> list[list[tuple[str, int, int]]]:
     return [[(s.slice.layer, s.slice.lo, s.slice.hi) for s in b.slices] for b in plan.boards]
 
 
+@pytest.fixture
+def ctrl_c_raises():
+    """SIGINT raises KeyboardInterrupt during the test, as in a terminal: a shell without job
+    control starts background commands (`make test &`) with SIGINT ignored, which Python then
+    keeps; the fixture puts Python's own handler back for the test, and restores what was."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.fixture(scope="module")
 def one_board(digits_one_board):
     return digits_one_board  # tests/test_runtime.py runs the runtime on the same build
@@ -169,7 +181,7 @@ def _accuracy(network, weights, x, y, **numerics) -> float:
 
 @pytest.mark.xdist_group("digits1")
 def test_training_is_checked_every_step_and_resumes_after_ctrl_c(one_board, tmp_path,
-                                                                   monkeypatch):
+                                                                   monkeypatch, ctrl_c_raises):
     """3 epochs of 3 steps of 4 images, Ctrl-C after the second step, then --resume: the
     weights trained are the golden model's after the same 9 steps, the test accuracy on the
     boards the golden model's, float training's that of numpy float64 training."""
@@ -225,7 +237,8 @@ def test_training_is_checked_every_step_and_resumes_after_ctrl_c(one_board, tmp_
     assert result["test_images"] == 20 and len(result["epoch_loss"]) == 3
 
 
-def test_momentum_training_resumes_with_the_velocities_on_the_boards(tmp_path, monkeypatch):
+def test_momentum_training_resumes_with_the_velocities_on_the_boards(tmp_path, monkeypatch,
+                                                                     ctrl_c_raises):
     """`train` on a build with momentum and weight decay: Ctrl-C after the first step, then
     --resume, whose new host session loads the checkpoint's velocities into the boards' stores
     (not zeros); the weights after 4 steps are the golden model's, chained step by step with
@@ -423,6 +436,30 @@ def test_momentum_and_weight_decay_train_bit_exact_across_boards(tmp_path):
     design = json.loads((path / "design.json").read_text())
     assert (design["momentum"], design["weight_decay"]) == (0.9, 0.01)
     assert "fpdeep_sgd_momentum" in (path / "rtl" / "board_1" / "fpdeep_board_1.sv").read_text()
+
+
+def test_weights_gradients_and_stash_off_chip_train_bit_exact(tmp_path):
+    """Issue 14's off-chip memory: every board keeps its weights, gradient sums, SGD
+    velocities and stash in DRAM (`--off-chip weights,grads,stash`), moved over its AXI4
+    master in bursts by the memory readers and writers, the host's loads and read-backs
+    too; the simulated memory has the ZCU102 board file's latency and bandwidth. Three steps
+    on the native host and one on the cocotb host are bit-exact, the cycle model within 2 %."""
+    from fpdeep.cli import main
+
+    out = tmp_path / "offchip"
+    assert main(["build", str(DIGITS), "--board", "zcu102", "--boards", "2", "--batch", "4",
+                 "--off-chip", "weights,grads,stash", "--momentum", "0.9", "--weight-decay",
+                 "0.01", "-o", str(out)]) == 0
+    design = json.loads((out / "design.json").read_text())
+    for b in design["boards"]:
+        assert b["off_chip"] == ["weights", "grads", "stash"] and b["dram_bits"] == 256
+        top = (out / "rtl" / f"board_{b['index']}" / f"fpdeep_board_{b['index']}.sv").read_text()
+        assert "fpdeep_dram_port" in top and "w:" not in re.sub(r"//.*", "", top)
+    results = [simulate(out, RunConfig(steps=3, lr=0.1, host="native")),
+               simulate(out, RunConfig(steps=1, lr=0.1, host="cocotb"))]
+    for result in results:
+        assert result["match"] is True and result["mismatches"] == []
+        assert abs(result["cycle_error"]) < 0.02, result
 
 
 @pytest.mark.parametrize("boards", [1, 2])

@@ -109,7 +109,7 @@ def test_status_beat():
     params = _parameters(text)
     assert params["WIDTH"] == p.WORD_BITS
     assert "wr_data <= s_axis_tdata[WIDTH-1:0];" in text
-    assert "m_axis_tdata = 64'($signed(r_data));" in text
+    assert "m_axis_tdata = 64'($signed(off_chip ? mem_rd_data : r_data));" in text
 
 
 #: Where fpdeep_sequencer.sv takes each field from its instruction register `ir`.
@@ -128,6 +128,8 @@ SEQUENCER_FIELDS = [
     # the register number: the CFG write compares it with each register's
     (r"if \(int'\(ir\[([^\]]+)\]\) == k\) cfg\[", [("CFG", "field")]),
     (r"CFGW'\(ir\[([^\]]+)\]\)", [("CFG", "value")]),
+    (r"cmd_maddr <= ir\[([^\]]+)\];", [("MEM", "address")]),
+    (r"cmd_mslot <= ir\[([^\]]+)\];", [("MEM", "slot")]),
 ]
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,11 +34,22 @@ from fpdeep.codegen.ports import (
 )
 from fpdeep.design.engine import ACC_BITS
 from fpdeep.design.lower import BoardDesign, Design
-from fpdeep.hwlib import CSR, LINK_CHANNEL, LINK_PACK, LINK_RX, LINK_TX, LINK_UNPACK, MODULES
+from fpdeep.errors import FpdeepError
+from fpdeep.hwlib import (
+    CSR,
+    LINK_CHANNEL,
+    LINK_PACK,
+    LINK_RX,
+    LINK_TX,
+    LINK_UNPACK,
+    MEM_MODEL,
+    MODULES,
+)
 from fpdeep.hwlib.protocol import (
     BANK_ADDRESS_BITS,
     BANK_BITS,
     BANK_WIDTH_BITS,
+    DRAM_BANK,
     WORD_BITS,
     WORD_LENGTH_BITS,
 )
@@ -67,6 +79,10 @@ class TopPort:
 DRAM_ADDRESS_BITS = 64
 #: The off-chip memory master's ports, ``m_axi_dram_*``.
 DRAM_PREFIX = "m_axi_dram"
+#: The most beats of one off-chip burst (each memory reader buffers two).
+DRAM_BURST_BEATS = 8
+#: ID bits of the off-chip memory master: its readers and writers are told apart by ID.
+DRAM_ID_BITS = 8
 
 
 def link_port(side: str, direction: str, width: int) -> tuple:
@@ -84,7 +100,7 @@ def top_ports(d: Design, board: BoardDesign | None = None) -> list[TopPort]:
     for side in SIDES:
         sigs += [*link_port(side, "m", d.link_bits), *link_port(side, "s", d.link_bits)]
     if board is not None and board.dram_bits:
-        sigs += axi_master(DRAM_PREFIX, board.dram_bits, DRAM_ADDRESS_BITS)
+        sigs += axi_master(DRAM_PREFIX, board.dram_bits, DRAM_ADDRESS_BITS, DRAM_ID_BITS)
     widths = CSR.parameters()
     return ([TopPort("input", 1, "clk"), TopPort("input", 1, "rst_n")]
             + [TopPort(s.direction, evaluate(s.width, widths), s.name) for s in sigs])
@@ -112,7 +128,7 @@ def board_values(d: Design, board: BoardDesign, layout: BoardLayout,
     g = _Glue(d, board, layout, program_words)
     ports = top_ports(d, board)
     return {"module": board.module, "index": board.index, "model": comment_text(d.model),
-            "ports": ports, "dram": [p for p in ports if p.name.startswith(DRAM_PREFIX)],
+            "ports": ports,
             "wires": g.wires, "assigns": g.assigns,
             "instances": g.instances, "resources": layout.resources, "unread": g.unread()}
 
@@ -152,6 +168,9 @@ class _Glue:
         self.busy: list[str] = []
         self.unread_ports: list[str] = []  # inputs of the board top it does not use
         self.link_faults: list[str] = []  # a link end's stuck or overflow flag
+        # off-chip memory: its readers and writers (clients of the memory port), their faults
+        self.memory_clients: dict[str, list[str]] = {"rd": [], "wr": []}
+        self.memory_faults: list[str] = []
         self.pd = pd
         nres = len(layout.resources)
         self.nres = nres
@@ -162,6 +181,8 @@ class _Glue:
             self.resource(r, res)
         self.host()
         self.store()
+        if board.dram_bits:
+            self.memory_port()
         self.control()
 
     def wire(self, width: int, name: str) -> str:
@@ -175,8 +196,8 @@ class _Glue:
         for width, name in ((nin, "in_cmd"), (nout, "out_cmd"), (nin, "in_busy"),
                             (nout, "out_busy"), (ncfg * 48, "cfg"), (BANK_BITS, "bank"),
                             (BANK_ADDRESS_BITS, "addr"), (WORD_LENGTH_BITS, "len"), (1, "hold"),
-                            (2, "parts"), (1, "chain"), (1, "start"), (1, "flush"), (1, "done"),
-                            (32, "ended")):
+                            (2, "parts"), (1, "chain"), (48, "maddr"), (2, "mslot"), (1, "start"),
+                            (1, "flush"), (1, "done"), (32, "ended")):
             self.wire(width, f"{q}_{name}")
         self.assigns.append(f"ended_all[{r * 32} +: 32] = {q}_ended")
         # what the CSR counts as active: an engine's runs (its operand sequencer only waits
@@ -203,13 +224,14 @@ class _Glue:
              ("running", f"running[{r}]"), ("in_cmd", f"{q}_in_cmd"),
              ("out_cmd", f"{q}_out_cmd"), ("cmd_bank", f"{q}_bank"), ("cmd_addr", f"{q}_addr"),
              ("cmd_len", f"{q}_len"), ("cmd_hold", f"{q}_hold"), ("cmd_parts", f"{q}_parts"),
-             ("cmd_chain", f"{q}_chain"), ("in_busy", f"{q}_in_busy"),
+             ("cmd_chain", f"{q}_chain"), ("cmd_maddr", f"{q}_maddr"),
+             ("cmd_mslot", f"{q}_mslot"), ("in_busy", f"{q}_in_busy"),
              ("out_busy", f"{q}_out_busy"), ("cfg", f"{q}_cfg"),
              ("start", f"{q}_start"), ("flush", f"{q}_flush"), ("done", f"{q}_done"))))
         for k, m in enumerate(res.ins):
-            self.reader(q, k, m)
+            self.reader(q, k, m, (r, False, k) in self.layout.dram_movers)
         for k, m in enumerate(res.outs):
-            self.writer(q, k, m)
+            self.writer(q, k, m, (r, True, k) in self.layout.dram_movers)
         if res.module in (LINK_TX, LINK_RX):
             self.link(q, res)
         else:
@@ -224,7 +246,9 @@ class _Glue:
         return tuple((f"{kind}_{n}", f"st_{kind}_{n}[{c * widths[n]} +: {widths[n]}]"
                       if n in widths else f"st_{kind}_{n}[{c}]") for n in names)
 
-    def reader(self, q: str, k: int, m: Mover) -> None:
+    def reader(self, q: str, k: int, m: Mover, off_chip: bool) -> None:
+        """Input mover ``k`` of sequencer ``q``; with ``off_chip`` a memory reader beside it
+        takes the commands of bank `DRAM_BANK`, and the two share the stream."""
         p = f"{q}_i{k}"
         c = len(self.rd_clients)
         self.rd_clients.append(p)
@@ -232,17 +256,25 @@ class _Glue:
                             (1, "moved")):
             self.wire(width, f"{p}_{name}")
         self.moved.append(f"{p}_moved")
+        cmd, own = f"{q}_in_cmd[{k}]", p
+        if off_chip:
+            own = self.memory_mover(q, p, "rd", cmd, f"{q}_in_busy[{k}]", m)
+            cmd = f"{cmd} && {q}_bank != {BANK_BITS}'d{DRAM_BANK}"
         self.instances.append(Instance(
             "fpdeep_mover_rd", f"u_{p}", f"{m.stream}{'.' + m.side if m.side else ''} in",
             (), (),
-            (("clk", "clk"), ("rst", "rst"), ("cmd_valid", f"{q}_in_cmd[{k}]"),
+            (("clk", "clk"), ("rst", "rst"), ("cmd_valid", cmd),
              ("cmd_bank", f"{q}_bank"), ("cmd_addr", f"{q}_addr"), ("cmd_len", f"{q}_len"),
              ("cmd_hold", f"{q}_hold"), ("cmd_parts", f"{q}_parts"),
-             ("cmd_chain", f"{q}_chain"), ("busy", f"{q}_in_busy[{k}]"), *self.client("rd", c),
-             ("m_data", f"{p}_data"), ("m_last", f"{p}_last"), ("m_valid", f"{p}_valid"),
-             ("m_ready", f"{p}_ready"), ("moved", f"{p}_moved"))))
+             ("cmd_chain", f"{q}_chain"),
+             ("busy", f"{own}_busy" if off_chip else f"{q}_in_busy[{k}]"),
+             *self.client("rd", c),
+             ("m_data", f"{own}_data"), ("m_last", f"{own}_last"), ("m_valid", f"{own}_valid"),
+             ("m_ready", f"{p}_ready"), ("moved", f"{own}_moved"))))
 
-    def writer(self, q: str, k: int, m: Mover) -> None:
+    def writer(self, q: str, k: int, m: Mover, off_chip: bool) -> None:
+        """Output mover ``k`` of sequencer ``q``; with ``off_chip`` a memory writer beside
+        it, as `reader`."""
         p = f"{q}_o{k}"
         c = len(self.wr_clients)
         self.wr_clients.append(p)
@@ -251,15 +283,63 @@ class _Glue:
             self.wire(width, f"{p}_{name}")
         self.moved.append(f"{p}_moved")
         self.frame.append(f"{p}_err")
+        cmd, own = f"{q}_out_cmd[{k}]", p
+        if off_chip:
+            own = self.memory_mover(q, p, "wr", cmd, f"{q}_out_busy[{k}]", m)
+            cmd = f"{cmd} && {q}_bank != {BANK_BITS}'d{DRAM_BANK}"
         self.instances.append(Instance(
             "fpdeep_mover_wr", f"u_{p}", f"{m.stream}{'.' + m.side if m.side else ''} out",
             (), (),
-            (("clk", "clk"), ("rst", "rst"), ("cmd_valid", f"{q}_out_cmd[{k}]"),
+            (("clk", "clk"), ("rst", "rst"), ("cmd_valid", cmd),
              ("cmd_bank", f"{q}_bank"), ("cmd_addr", f"{q}_addr"), ("cmd_len", f"{q}_len"),
-             ("cmd_parts", f"{q}_parts"), ("busy", f"{q}_out_busy[{k}]"),
-             ("err_last", f"{p}_err"), *self.client("wr", c), ("s_data", f"{p}_data"),
+             ("cmd_parts", f"{q}_parts"),
+             ("busy", f"{own}_busy" if off_chip else f"{q}_out_busy[{k}]"),
+             ("err_last", f"{own}_err"), *self.client("wr", c), ("s_data", f"{p}_data"),
              ("s_last", f"{p}_last"),
-             ("s_valid", f"{p}_valid"), ("s_ready", f"{p}_ready"), ("moved", f"{p}_moved"))))
+             ("s_valid", f"{p}_valid"),
+             ("s_ready", f"{own}_ready"), ("moved", f"{own}_moved"))))
+
+    def memory_mover(self, q: str, p: str, kind: str, cmd: str, busy: str, m: Mover) -> str:
+        """The off-chip memory reader (``rd``) or writer (``wr``) beside mover ``p``: it takes
+        the sequencer's commands of bank `DRAM_BANK` and client ``kind`` of the memory port;
+        the store mover's signals are renamed ``<p>_st_*`` and the pair's joined into ``p``'s.
+        Returns the store mover's prefix."""
+        own, mem = f"{p}_st", f"{p}_mem"
+        names = (("data", WORD_BITS), ("last", 1), ("valid", 1), ("moved", 1), ("busy", 1))
+        if kind == "wr":
+            names = (("ready", 1), ("moved", 1), ("busy", 1), ("err", 1))
+        for name, width in names:
+            self.wire(width, f"{own}_{name}")
+            self.wire(width, f"{mem}_{name}")
+        self.wire(1, f"{mem}_fault")
+        self.memory_faults.append(f"{mem}_fault")
+        self.assigns.append(f"{busy} = {own}_busy || {mem}_busy")
+        self.assigns.append(f"{p}_moved = {own}_moved || {mem}_moved")
+        if kind == "rd":  # one of the two streams at a time: the sequencer waits for each
+            self.assigns += [f"{p}_valid = {own}_valid || {mem}_valid",
+                             f"{p}_data = {mem}_valid ? {mem}_data : {own}_data",
+                             f"{p}_last = {mem}_valid ? {mem}_last : {own}_last"]
+        else:
+            self.assigns += [f"{p}_ready = {own}_ready || {mem}_ready",
+                             f"{p}_err = {own}_err || {mem}_err"]
+        client = len(self.memory_clients[kind])
+        self.memory_clients[kind].append(mem)
+        stream = ((("m_data", f"{mem}_data"), ("m_last", f"{mem}_last"),
+                   ("m_valid", f"{mem}_valid"), ("m_ready", f"{p}_ready")) if kind == "rd" else
+                  (("s_data", f"{p}_data"), ("s_last", f"{p}_last"), ("s_valid", f"{p}_valid"),
+                   ("s_ready", f"{mem}_ready")))
+        extra = (("cmd_chain", f"{q}_chain"),) if kind == "rd" else (("err_last", f"{mem}_err"),)
+        self.instances.append(Instance(
+            f"fpdeep_dram_{kind}", f"u_{mem}",
+            f"{m.stream}{'.' + m.side if m.side else ''} {'in' if kind == 'rd' else 'out'}, "
+            "off chip", self.memory_parameters(), (),
+            (("clk", "clk"), ("rst", "rst"),
+             ("cmd_valid", f"{cmd} && {q}_bank == {BANK_BITS}'d{DRAM_BANK}"),
+             ("cmd_addr", f"{DRAM_ADDRESS_BITS}'({q}_maddr)"), ("cmd_slot", f"{q}_mslot"),
+             ("cmd_len", f"{q}_len"), ("cmd_parts", f"{q}_parts"), *extra,
+             ("busy", f"{mem}_busy"), ("err", f"{mem}_fault"),
+             *self.memory_client(kind, client), *stream, ("moved", f"{mem}_moved"))))
+        return own
 
     def unit(self, q: str, r: int, res: Resource) -> None:
         """The engine or unit part, its streams joined to the movers (an engine's output
@@ -423,7 +503,7 @@ class _Glue:
         self.instances.append(Instance(
             "fpdeep_host", "u_host", "host packets: store writes and reads, programs",
             (("NB", len(self.layout.banks)), ("NRES", self.nres), ("PD", self.pd),
-             ("DEPTHS", self.depths())), (),
+             ("DEPTHS", self.depths()), ("DRAM", int(bool(self.board.dram_bits)))), (),
             (("clk", "clk"), ("rst", "rst_hard"),
              *((f"s_axis_{x}", f"s_axis_host_{x}") for x in ("tdata", "tvalid", "tready",
                                                              "tlast")),
@@ -432,7 +512,99 @@ class _Glue:
              *self.client("wr", w), *self.client("rd", c),
              ("prog_we", "prog_we"), ("prog_res", "prog_res"), ("prog_addr", "prog_addr"),
              ("prog_data", "prog_data"), ("written", "written"), ("programmed", "programmed"),
-             ("fault", "host_fault"), ("fault_code", "host_code"))))
+             ("fault", "host_fault"), ("fault_code", "host_code"),
+             *((f"mem_{name}", f"host_mem_{name}") for name in (
+                 "rd_cmd", "wr_cmd", "addr", "slot", "len", "wr_busy", "rd_data", "rd_last",
+                 "rd_valid", "rd_ready", "wr_data", "wr_last", "wr_valid", "wr_ready")))))
+        for width, name in ((1, "rd_cmd"), (1, "wr_cmd"), (48, "addr"), (2, "slot"),
+                            (WORD_LENGTH_BITS, "len"), (1, "wr_busy"), (WORD_BITS, "rd_data"),
+                            (1, "rd_last"), (1, "rd_valid"), (1, "rd_ready"),
+                            (WORD_BITS, "wr_data"), (1, "wr_last"), (1, "wr_valid"),
+                            (1, "wr_ready")):
+            self.wire(width, f"host_mem_{name}")
+        if not self.board.dram_bits:
+            self.assigns += [f"host_mem_{name} = '0" for name in (
+                "wr_busy", "rd_data", "rd_last", "rd_valid", "wr_ready")]
+            return
+        for kind in ("rd", "wr"):
+            mem = f"host_mem_{kind}"
+            client = len(self.memory_clients[kind])
+            self.memory_clients[kind].append(mem)
+            self.wire(1, f"{mem}_fault")
+            self.memory_faults.append(f"{mem}_fault")
+            if kind == "rd":
+                ports = (("cmd_chain", "1'b0"), ("busy", f"{mem}_busy"),
+                         ("m_data", f"{mem}_data"), ("m_last", f"{mem}_last"),
+                         ("m_valid", f"{mem}_valid"), ("m_ready", f"{mem}_ready"))
+                self.wire(1, f"{mem}_busy")
+            else:
+                ports = (("busy", f"{mem}_busy"), ("err_last", f"{mem}_err"),
+                         ("s_data", f"{mem}_data"), ("s_last", f"{mem}_last"),
+                         ("s_valid", f"{mem}_valid"), ("s_ready", f"{mem}_ready"))
+                self.wire(1, f"{mem}_err")
+            self.wire(1, f"{mem}_moved")
+            self.instances.append(Instance(
+                f"fpdeep_dram_{kind}", f"u_{mem}",
+                f"the host's {'reads' if kind == 'rd' else 'writes'} of off-chip memory",
+                self.memory_parameters(), (),
+                (("clk", "clk"), ("rst", "rst_hard"), ("cmd_valid", f"{mem}_cmd"),
+                 ("cmd_addr", f"{DRAM_ADDRESS_BITS}'(host_mem_addr)"),
+                 ("cmd_slot", "host_mem_slot"), ("cmd_len", "host_mem_len"),
+                 ("cmd_parts", "2'd0"), *ports, ("err", f"{mem}_fault"),
+                 *self.memory_client(kind, client), ("moved", f"{mem}_moved"))))
+
+    def memory_parameters(self) -> tuple[tuple[str, int], ...]:
+        return (("DW", self.board.dram_bits), ("AWD", DRAM_ADDRESS_BITS),
+                ("BURST", DRAM_BURST_BEATS))
+
+    def memory_client(self, kind: str, c: int) -> tuple[tuple[str, str], ...]:
+        """The connections of memory port client ``c``: a reader's (``rd``: AR and R) or a
+        writer's (``wr``: AW, W and B)."""
+        dw = self.board.dram_bits
+        widths = {"addr": DRAM_ADDRESS_BITS, "len": 8, "data": dw, "resp": 2, "strb": dw // 8}
+        names = ((("ar", "valid"), ("ar", "ready"), ("ar", "addr"), ("ar", "len"),
+                  ("r", "valid"), ("r", "ready"), ("r", "data"), ("r", "resp"), ("r", "last"))
+                 if kind == "rd" else
+                 (("aw", "valid"), ("aw", "ready"), ("aw", "addr"), ("aw", "len"),
+                  ("w", "valid"), ("w", "ready"), ("w", "data"), ("w", "strb"), ("w", "last"),
+                  ("b", "valid"), ("b", "ready"), ("b", "resp")))
+        return tuple((f"{ch}_{n}", f"mem_{ch}_{n}[{c * widths[n]} +: {widths[n]}]"
+                      if n in widths else f"mem_{ch}_{n}[{c}]") for ch, n in names)
+
+    def memory_port(self) -> None:
+        """The memory port: every reader and writer of off-chip memory on the board's AXI4
+        master ``m_axi_dram``."""
+        dw = self.board.dram_bits
+        nr, nw = len(self.memory_clients["rd"]), len(self.memory_clients["wr"])
+        for n, chans in ((nr, (("ar", "valid", 1), ("ar", "ready", 1),
+                               ("ar", "addr", DRAM_ADDRESS_BITS), ("ar", "len", 8),
+                               ("r", "valid", 1), ("r", "ready", 1), ("r", "data", dw),
+                               ("r", "resp", 2), ("r", "last", 1))),
+                         (nw, (("aw", "valid", 1), ("aw", "ready", 1),
+                               ("aw", "addr", DRAM_ADDRESS_BITS), ("aw", "len", 8),
+                               ("w", "valid", 1), ("w", "ready", 1), ("w", "data", dw),
+                               ("w", "strb", dw // 8), ("w", "last", 1), ("b", "valid", 1),
+                               ("b", "ready", 1), ("b", "resp", 2)))):
+            for ch, name, width in chans:
+                self.wire(n * width, f"mem_{ch}_{name}")
+        if max(nr, nw) > 1 << DRAM_ID_BITS:
+            raise FpdeepError(f"board {self.board.index}: {max(nr, nw)} off-chip memory "
+                              f"movers, more than {DRAM_ID_BITS}-bit AXI IDs tell apart")
+        axi = [p.name[len(DRAM_PREFIX) + 1:] for p in axi_master(DRAM_PREFIX, dw,
+                                                                 DRAM_ADDRESS_BITS)]
+        self.instances.append(Instance(
+            "fpdeep_dram_port", "u_mem_port",
+            f"off-chip memory: {nr} reader(s) and {nw} writer(s) on m_axi_dram",
+            (("NR", nr), ("NW", nw), ("DW", dw), ("AWD", DRAM_ADDRESS_BITS),
+             ("IDW", DRAM_ID_BITS)), (),
+            (("clk", "clk"), ("rst", "rst"),
+             *((f"{ch}_{n}", f"mem_{ch}_{n}") for ch, n in (
+                 ("ar", "valid"), ("ar", "ready"), ("ar", "addr"), ("ar", "len"), ("r", "valid"),
+                 ("r", "ready"), ("r", "data"), ("r", "resp"), ("r", "last"), ("aw", "valid"),
+                 ("aw", "ready"), ("aw", "addr"), ("aw", "len"), ("w", "valid"),
+                 ("w", "ready"), ("w", "data"), ("w", "strb"), ("w", "last"), ("b", "valid"),
+                 ("b", "ready"), ("b", "resp"))),
+             *((f"m_axi_{name}", f"{DRAM_PREFIX}_{name}") for name in axi))))
 
     def depths(self) -> str:
         return _vec([bank.depth for bank in self.layout.banks], 32)
@@ -471,11 +643,12 @@ class _Glue:
                             (32, "step_count"), (64, "cycle_count"), (16, "stalled_unit"),
                             (self.nres * 32, "busy_count"), (self.nres * 32, "stall_count"),
                             (self.nres * 32, "window_count"), (1, "progress"),
-                            (1, "frame_error"), (1, "link_fault")):
+                            (1, "frame_error"), (1, "link_fault"), (1, "memory_fault")):
             self.wire(width, name)
         self.assigns.append("progress = " + " || ".join(self.moved + self.busy or ["1'b0"]))
         self.assigns.append("frame_error = " + " || ".join(self.frame or ["1'b0"]))
         self.assigns.append("link_fault = " + " || ".join(self.link_faults or ["1'b0"]))
+        self.assigns.append("memory_fault = " + " || ".join(self.memory_faults or ["1'b0"]))
         self.instances.append(Instance(
             "fpdeep_board_ctl", "u_ctl", "step control, counters, watchdog",
             (("NRES", self.nres), ("NB", nb), ("REQUIRED", f"{nb}'h{required:x}"),
@@ -485,6 +658,7 @@ class _Glue:
              ("programmed", "programmed"), ("finished", "finished"), ("waiting", "waiting"),
              ("running", "running"), ("active", "active"), ("progress", "progress"),
              ("frame_error", "frame_error"), ("link_fault", "link_fault"),
+             ("memory_fault", "memory_fault"),
              ("host_fault", "host_fault"), ("host_code", "host_code"), ("state", "state"),
              ("error_code", "error_code"), ("step_count", "step_count"),
              ("cycle_count", "cycle_count"), ("stalled_unit", "stalled_unit"),
@@ -513,10 +687,11 @@ class _Glue:
                                     *((1, f) for f in LINK_FLAGS))]
 
 
-def cluster_values(d: Design) -> dict[str, Any]:
+def cluster_values(d: Design, memory_bytes: Sequence[int] = ()) -> dict[str, Any]:
     """What `templates/cluster_top.sv.j2` prints: every board with its top ports prefixed
     b<index>_, the link ports between neighbours wired through simulation link channels that
-    carry the reliable link's words and last flags (the boards send no keep)."""
+    carry the reliable link's words and last flags (the boards send no keep), and each
+    board's off-chip memory master on a memory model of ``memory_bytes[board]`` bytes."""
     models = []
     for lk in d.links:
         for src, side, dst, other in ((lk.west, "east", lk.west + 1, "west"),
@@ -546,14 +721,18 @@ def cluster_values(d: Design) -> dict[str, Any]:
                 "counts": (f"{q}_corrupted", f"{q}_dropped"), "keep": f"{a}_tkeep"})
     linked = {m["dst"] for m in models}
     ports = top_ports(d)
-    boards = []
+    boards: list[dict[str, Any]] = []
+    memories: list[Instance] = []
     for b in d.boards:
         own = top_ports(d, b)
+        memory = [p for p in own if p.name.startswith(DRAM_PREFIX)]
         external = [p for p in own if "_axis_east" not in p.name and "_axis_west" not in p.name
-                    and p.name not in ("clk", "rst_n")]
+                    and p.name not in ("clk", "rst_n") and p not in memory]
         links = [p for p in ports if "_axis_east" in p.name or "_axis_west" in p.name]
         boards.append({"index": b.index, "module": b.module, "external": external,
-                       "links": links})
+                       "links": links + memory})
+        if memory:
+            memories.append(_memory_model(b, memory_bytes[b.index]))
     # what the cluster leaves unread: the link outputs of the chain's ends, the channels'
     # counts of their faults (the boards' CSR counters report the link), the keep flags
     unread = [name for m in models for name in (*m["counts"], m["keep"])]
@@ -564,7 +743,25 @@ def cluster_values(d: Design) -> dict[str, Any]:
                 unread += [f"{m}_tdata", f"{m}_tkeep", f"{m}_tvalid", f"{m}_tlast",
                            f"{s}_tready"]
     return {"model": comment_text(d.model), "boards": boards, "models": models,
-            "linked": sorted(linked), "unread": unread}
+            "memories": memories, "linked": sorted(linked), "unread": unread}
+
+
+def _memory_model(b: BoardDesign, size: int) -> Instance:
+    """Board ``b``'s off-chip memory in simulation: ``size`` bytes (at least a burst) with the
+    board file's latency and bandwidth."""
+    size = max(size, DRAM_BURST_BEATS * b.dram_bits // 8)
+    prefix = f"b{b.index}_{DRAM_PREFIX}"
+    axi = [p.name[len(DRAM_PREFIX) + 1:] for p in axi_master(DRAM_PREFIX, b.dram_bits,
+                                                             DRAM_ADDRESS_BITS)]
+    return Instance(
+        MEM_MODEL.name, f"u_memory_{b.index}",
+        f"board {b.index}'s off-chip memory: {size:,} bytes, {b.dram_latency} cycles latency, "
+        f"{b.dram_num} beat(s) of {b.dram_bits} bits per {b.dram_den} cycle(s)",
+        (("DW", b.dram_bits), ("IDW", DRAM_ID_BITS), ("AWD", DRAM_ADDRESS_BITS),
+         ("BYTES", size), ("LATENCY", b.dram_latency), ("NUM", b.dram_num),
+         ("DEN", b.dram_den)), (),
+        (("clk", "clk"), ("rst", "rst"),
+         *((f"s_axi_{name}", f"{prefix}_{name}") for name in axi)))
 
 
 def _channel_salt(k: int) -> int:

@@ -102,7 +102,8 @@ def emit(d: Design, plan: Plan, out: str | Path, *, network: Network,
                 "what": f"board {b.index}", "files": [*board_files, f"{b.module}.sv"]}))
             summaries.append(", ".join(markdown_text(f"{s.layer}[{s.lo}:{s.hi}]")
                                        for s in b.slices))
-        stage.write("sim/cluster_top.sv", render("cluster_top.sv.j2", cluster_values(d)))
+        stage.write("sim/cluster_top.sv", render("cluster_top.sv.j2", cluster_values(
+            d, [layout.dram_bytes for layout in layouts])))
         stage.write("sim/files.f", render("filelist.f.j2", {
             "what": "the cluster simulation top",
             "files": [f"../rtl/hw/{path}" for path in library]

@@ -36,10 +36,17 @@ from fpdeep.design.units import BN_TABLE, BN_TABLE_BITS, UnitDesign, dropout_ima
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import loss as golden_loss
 from fpdeep.hwlib import LINK_RX, LINK_TX, Module
-from fpdeep.hwlib.protocol import BANK_ADDRESS_BITS
+from fpdeep.hwlib.protocol import BANK_ADDRESS_BITS, DRAM_BANK
 from fpdeep.ir import Network
 from fpdeep.ops import needs_error, spec
-from fpdeep.planning.store import BoardStore, StoreBank, bank_depth, read_copies, signed_bits
+from fpdeep.planning.store import (
+    OFF_CHIP,
+    BoardStore,
+    StoreBank,
+    bank_depth,
+    read_copies,
+    signed_bits,
+)
 from fpdeep.schedule.tasks import (
     OUT,
     Task,
@@ -128,19 +135,50 @@ class Region:
     per_image: bool
 
 
+@dataclass(frozen=True)
+class DramRegion:
+    """Where an item kept in off-chip memory lies: from byte ``base`` on, each word in
+    2^``slot`` bytes, an image's words ``stride`` bytes after the previous image's."""
+
+    base: int
+    slot: int
+    words: int  # per image for a per-image item
+    per_image: bool
+    stride: int
+
+    def end(self, images: int) -> int:
+        return self.base + self.stride * (images if self.per_image else 1)
+
+
+#: Off-chip items start on a 4 KB page and each image's words on a 128-byte line (AXI4's
+#: widest beat), so bursts start aligned.
+DRAM_ITEM_ALIGN, DRAM_IMAGE_ALIGN = 4096, 128
+
+
 @dataclass
 class BoardLayout:
-    """The resources and the tensor store of one board, for up to ``batch`` images."""
+    """The resources and the tensor store of one board, for up to ``batch`` images; the
+    items kept off chip (``dram``) and the movers that reach them (resource index, output
+    mover?, mover index)."""
 
     index: int
     batch: int
     resources: list[Resource]
     banks: list[StoreBank] = field(default_factory=list)
     regions: dict[str, Region] = field(default_factory=dict)
+    dram: dict[str, DramRegion] = field(default_factory=dict)
+    dram_movers: set[tuple[int, bool, int]] = field(default_factory=set)
+    dram_traffic: int = 0  # bytes a one-image step reads and writes off chip
+
+    @property
+    def dram_bytes(self) -> int:
+        """Bytes of off-chip memory the board's items take."""
+        return max((r.end(self.batch) for r in self.dram.values()), default=0)
 
     @property
     def store(self) -> BoardStore:
-        return BoardStore(self.index, self.batch, tuple(self.banks))
+        return BoardStore(self.index, self.batch, tuple(self.banks), 8 * self.dram_bytes,
+                          self.dram_traffic)
 
     def resource(self, key: str) -> int:
         for k, r in enumerate(self.resources):
@@ -149,16 +187,18 @@ class BoardLayout:
         raise FpdeepError(f"board {self.index} has no resource {key!r}")
 
     def address(self, key: str, image: int, offset: int = 0) -> tuple[int, int]:
-        """(bank, address) of word ``offset`` of stored ``key`` of ``image``."""
-        region = self.regions.get(key)
+        """(bank, address) of word ``offset`` of stored ``key`` of ``image``; for an item kept
+        off chip (`DRAM_BANK`, byte address)."""
+        region = self.dram.get(key) or self.regions.get(key)
         if region is None:
             raise FpdeepError(f"board {self.index} stores no {key!r}")
-        if region.per_image:
-            if not 0 <= image < self.batch:
-                raise FpdeepError(f"image {image} of {key!r}: the store of board {self.index} "
-                                  f"holds {self.batch} image(s); rebuild with a larger --batch")
-            return region.bank, image * region.words + offset
-        return region.bank, offset
+        if region.per_image and not 0 <= image < self.batch:
+            raise FpdeepError(f"image {image} of {key!r}: the store of board {self.index} "
+                              f"holds {self.batch} image(s); rebuild with a larger --batch")
+        first = image if region.per_image else 0
+        if isinstance(region, DramRegion):
+            return DRAM_BANK, region.base + first * region.stride + (offset << region.slot)
+        return region.bank, first * region.words + offset
 
 
 def _movers(module: Module, params: Mapping[str, int]) -> tuple[tuple[Mover, ...],
@@ -619,6 +659,9 @@ def board_layouts(d: Design, network: Network, *, batch: int) -> list[BoardLayou
     sizes: list[dict[str, tuple[int, bool]]] = [{} for _ in d.boards]
     readers: list[dict[str, set[str]]] = [{} for _ in d.boards]
     widths: list[dict[str, int]] = [{} for _ in d.boards]
+    held: list[set[str]] = [set() for _ in d.boards]
+    moved: list[dict[str, int]] = [{} for _ in d.boards]  # words each item moves in a step
+    movers: list[dict[tuple[int, bool, int], set[str]]] = [{} for _ in d.boards]
 
     def need(board: int, key: str, words: int, per_image: bool) -> None:
         old = sizes[board].get(key, (0, per_image))
@@ -630,10 +673,15 @@ def board_layouts(d: Design, network: Network, *, batch: int) -> list[BoardLayou
             continue
         boards = [t.board, t.dst] if t.kind == "link" else [t.board]
         for b in boards:
-            res = layouts[b].resources[layouts[b].resource(t.resource)]
+            r = layouts[b].resource(t.resource)
+            res = layouts[b].resources[r]
             for w in rules.work(t, b, layouts[b]):
                 for a in w.accesses:
                     need(b, a.key, a.offset + a.words if not a.hold else 1, a.image >= 0)
+                    movers[b].setdefault((r, a.out, a.mover), set()).add(a.key)
+                    moved[b][a.key] = moved[b].get(a.key, 0) + a.words
+                    if a.hold:
+                        held[b].add(a.key)
                     if a.out:
                         bits = _written_bits(res, w, a, d.data_width)
                         widths[b][a.key] = max(widths[b].get(a.key, 0), bits)
@@ -643,14 +691,27 @@ def board_layouts(d: Design, network: Network, *, batch: int) -> list[BoardLayou
         if any(r.unit is not None and r.unit.kind == "loss" for r in layout.resources):
             need(layout.index, "exp", len(golden_loss.EXP2_TABLE), False)
         items: list[tuple[str, int]] = []  # (item, depth), in bank order
+        off_chip = tuple(p for kind in d.boards[layout.index].off_chip for p in OFF_CHIP[kind])
+        dram: list[tuple[str, int, bool]] = []
         for key, (words, per_image) in sorted(sizes[layout.index].items()):
             if key.startswith(("act:", "err:", "psum:")):
                 full, per_image = rules.stored_words(layout.index, key)
                 words = max(words, full)
             depth = bank_depth(words, per_image=per_image, images=batch)
-            if depth > 1 << BANK_ADDRESS_BITS:
+            # a held item (the zero word, a label) is one word read again and again: on chip
+            movable = key not in held[layout.index] and any(
+                key.startswith(OFF_CHIP[kind]) for kind in OFF_CHIP)
+            too_deep = depth > 1 << BANK_ADDRESS_BITS
+            if movable and ((off_chip and key.startswith(off_chip))
+                            or (too_deep and d.boards[layout.index].dram_bits)):
+                dram.append((key, words, per_image))
+                continue
+            if too_deep:
+                kind = next((k for k in OFF_CHIP if key.startswith(OFF_CHIP[k])), "")
+                advice = f"keep it off chip (--off-chip {kind}), " if kind else ""
                 raise FpdeepError(f"board {layout.index}: {key} needs {depth} words, more "
-                                  f"than a store bank addresses ({1 << BANK_ADDRESS_BITS})")
+                                  f"than a store bank addresses ({1 << BANK_ADDRESS_BITS}); "
+                                  f"{advice}use more boards or a smaller --batch")
             layout.regions[key] = Region(len(items), words, per_image)
             items.append((key, depth))
         constants = constant_contents(d, layout)
@@ -663,7 +724,29 @@ def board_layouts(d: Design, network: Network, *, batch: int) -> list[BoardLayou
             # resources reading one bank at once would share its rate: a copy for each
             copies = read_copies(len(readers[layout.index].get(key, ())))
             layout.banks.append(StoreBank(key, depth, width, copies))
+        _place_off_chip(layout, dram, widths[layout.index], d.data_width)
+        layout.dram_movers = {m for m, keys in movers[layout.index].items()
+                              if keys & layout.dram.keys()}
+        layout.dram_traffic = sum(moved[layout.index][k] << r.slot
+                                  for k, r in layout.dram.items())
     return layouts
+
+
+def _place_off_chip(layout: BoardLayout, items: Sequence[tuple[str, int, bool]],
+                    widths: Mapping[str, int], data_width: int) -> None:
+    """Lay out the (item, words, per image) kept off chip one after the other, each word in
+    the fewest bytes (a power of two) that hold the bits written to it."""
+    base = 0
+    for key, words, per_image in items:
+        bits = widths.get(key) or data_width
+        slot = max(0, math.ceil(bits / 8) - 1).bit_length()
+        stride = _round_up(words << slot, DRAM_IMAGE_ALIGN)
+        layout.dram[key] = DramRegion(base, slot, words, per_image, stride)
+        base = _round_up(layout.dram[key].end(layout.batch), DRAM_ITEM_ALIGN)
+
+
+def _round_up(n: int, quantum: int) -> int:
+    return -(-n // quantum) * quantum
 
 
 def affine_item(kind: str, unit: str) -> str:

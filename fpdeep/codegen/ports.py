@@ -38,6 +38,7 @@ from fpdeep.hwlib import (
     LINK_UNPACK,
     LOSS,
     LRN,
+    MEM_MODEL,
     POOL,
     PSUM,
     RELU,
@@ -318,6 +319,7 @@ def link_end_instances(side: str, lk: LinkModel, *, word: int, beat: int,
 
 #: The modules every board top has besides its engines, units and link framing.
 BOARD_INFRASTRUCTURE = ("fpdeep_store", "fpdeep_mover_rd", "fpdeep_mover_wr",
+                        "fpdeep_dram_rd", "fpdeep_dram_wr", "fpdeep_dram_port",
                         "fpdeep_sequencer", "fpdeep_host", "fpdeep_board_ctl", "fpdeep_csr")
 
 
@@ -330,5 +332,7 @@ def board_modules() -> tuple[Module, ...]:
 
 
 def cluster_modules() -> tuple[Module, ...]:
-    """The board modules and the simulation link channel: the cluster top's library."""
-    return compile_order([m.name for m in board_modules()] + [LINK_CHANNEL.name])
+    """The board modules, the simulation link channel and memory model: the cluster top's
+    library."""
+    return compile_order([m.name for m in board_modules()] + [LINK_CHANNEL.name,
+                                                              MEM_MODEL.name])

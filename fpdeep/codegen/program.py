@@ -10,16 +10,28 @@ is the order of one feasible execution, and every wait points back in that execu
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from fpdeep.codegen.board import DRAM_BURST_BEATS
 from fpdeep.codegen.layout import BoardLayout, Resource, TaskWork, Work, board_layouts
 from fpdeep.design.lower import Design
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import sgd
 from fpdeep.golden import step as golden_step
 from fpdeep.hwlib import SGD, SGD_MOMENTUM
-from fpdeep.hwlib.protocol import op_cfg, op_end, op_go, op_in, op_out, op_wait
+from fpdeep.hwlib.protocol import (
+    DRAM_BANK,
+    WORD_LENGTH_BITS,
+    op_cfg,
+    op_end,
+    op_go,
+    op_in,
+    op_mem,
+    op_out,
+    op_wait,
+)
 from fpdeep.ir import Network
 from fpdeep.numerics import scale_constant
 from fpdeep.schedule.tasks import (
@@ -63,7 +75,8 @@ def compile_step(d: Design, network: Network, layouts: Sequence[BoardLayout], *,
         raise FpdeepError(f"batch {batch}: the boards' stores were sized for "
                           f"{layouts[0].batch} image(s); rebuild with --batch {batch}")
     tasks = schedule(d, network, batch=batch, forward_only=forward_only).tasks
-    span = replay(tasks, links=d.links, setup=instruction_cycles(d, network, layouts))
+    span = replay(tasks, links=d.links, setup=instruction_cycles(d, network, layouts),
+                  memory=memory_cycles(d, network, layouts))
     order: dict[tuple[int, int], list[int]] = {}
     for k in sorted(range(len(tasks)), key=lambda k: (span[k][0], k)):
         for place in _places(tasks[k], layouts):
@@ -126,8 +139,20 @@ def _encode(work: Work, layout: BoardLayout, res: Resource, consts: _SgdConstant
                 words.append(op_cfg(fields.index(port), v))
         else:
             words.append(op_cfg(fields.index(name), value))
-    for a in work.accesses:
+    for k, a in enumerate(work.accesses):
+        if a.words >= 1 << WORD_LENGTH_BITS:
+            raise FpdeepError(f"board {board}: {res.name} moves {a.words:,} words of {a.key} "
+                              f"at once, more than a mover command's {WORD_LENGTH_BITS}-bit "
+                              f"length holds ({(1 << WORD_LENGTH_BITS) - 1:,}); use more "
+                              "boards, so that each holds a smaller slice")
         bank, address = layout.address(a.key, a.image, a.offset)
+        if bank == DRAM_BANK:  # the MEM word before says where
+            words.append(op_mem(layout.dram[a.key].slot, address))
+            address = 0
+            if a.chain and work.accesses[k + 1].key not in layout.dram:
+                raise FpdeepError(f"board {board}: {res.name} streams {a.key} (off chip) and "
+                                  f"{work.accesses[k + 1].key} (on chip) as one; keep both "
+                                  "on chip or both off chip")
         op = op_out if a.out else op_in
         extra = {} if a.out else {"hold": a.hold, "chain": a.chain}
         words.append(op(a.mover, bank, address, a.words, parts=a.parts, **extra))
@@ -194,14 +219,76 @@ def instruction_cycles(d: Design, network: Network,
                 # an SGD pass sets each of the unit's runtime constants
                 words += sum(sgd_config_words(d) if name == "sgd" else 1
                              for name, _ in work.cfg)
-                words += len(work.accesses) + 1
+                # an access off chip has a MEM word before it
+                words += sum(2 if a.key in own.dram else 1 for a in work.accesses) + 1
             out.append(words)
         return out
 
     return setup
 
 
+#: Cycles an off-chip memory reader adds before its first word, besides the memory's own
+#: latency: the command to the port's AR (3), its skid buffer (1), the R skid buffer and the
+#: reader's unpacking (4); a writer after its last word, besides the memory's latency and
+#: its last burst's beats (held until the burst is whole): the AW and W skid buffers and
+#: the B response back.
+DRAM_READ_CYCLES, DRAM_WRITE_CYCLES = 8, 6
+
+
+def bursts(address: int, nbytes: int, beat_bytes: int) -> list[int]:
+    """Beats of each burst an off-chip memory mover asks for, for ``nbytes`` from byte
+    ``address`` on: at most `DRAM_BURST_BEATS` beats, never across a 4 KB page."""
+    beat = address // beat_bytes
+    left = (address % beat_bytes + nbytes + beat_bytes - 1) // beat_bytes
+    out = []
+    while left:
+        to_page = (4096 - beat * beat_bytes % 4096) // beat_bytes
+        out.append(min(left, DRAM_BURST_BEATS, to_page))
+        beat, left = beat + out[-1], left - out[-1]
+    return out
+
+
+def memory_cycles(d: Design, network: Network,
+                  layouts: Sequence[BoardLayout] | None = None):
+    """The cycles off-chip memory adds to each task, for `fpdeep.schedule.tasks.durations`:
+    per pass, a reader's first word waits for the memory's latency, and the pass ends once
+    a writer's last burst is written (the memory's latency again); both sides of a link."""
+    boards = list(layouts) if layouts is not None else board_layouts(d, network, batch=1)
+    rules = TaskWork(d, network)
+
+    def extra(tasks: Sequence[Task]) -> list[int]:
+        out = []
+        for t in tasks:
+            cycles = 0
+            sides = link_hops(t)[0] if t.kind == "link" else (t.board,)
+            for board in sides:
+                own = boards[board]
+                if not own.dram:
+                    continue
+                bd = d.boards[board]
+                for work in rules.work(t, board, own):
+                    # every image's words lie alike within beats and pages: image 0's
+                    first, last = [], []
+                    for a in work.accesses:
+                        if a.key in own.dram:
+                            beats = bursts(own.address(a.key, 0, a.offset)[1],
+                                           a.words << own.dram[a.key].slot, bd.dram_bits // 8)
+                            (last if a.out else first).append(beats[-1 if a.out else 0])
+                    if first:
+                        # the readers' first bursts come one after another at the memory's
+                        # rate; the pass starts once each reader has its first words
+                        queued = (sum(first) - max(first)) * bd.dram_den / bd.dram_num
+                        cycles += bd.dram_latency + DRAM_READ_CYCLES + math.ceil(queued)
+                    if last:
+                        cycles += bd.dram_latency + DRAM_WRITE_CYCLES + max(last)
+            out.append(cycles)
+        return out
+
+    return extra
+
+
 def design_figures(d: Design, network: Network) -> PipelineFigures:
     """The planner's figures for the generated design: the task graph's timeline with every
-    task's instruction cycles."""
-    return pipeline_figures(d, network, setup=instruction_cycles(d, network))
+    task's instruction cycles and off-chip memory latencies."""
+    return pipeline_figures(d, network, setup=instruction_cycles(d, network),
+                            memory=memory_cycles(d, network))

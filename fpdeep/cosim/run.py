@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fpdeep.codegen.ports import frame_beats_for
-from fpdeep.codegen.program import design_figures, instruction_cycles
+from fpdeep.codegen.program import design_figures, instruction_cycles, memory_cycles
 from fpdeep.cosim.hosts import run_session
 from fpdeep.cosim.script import LinkFaults
 from fpdeep.cosim.session import build_session
@@ -266,7 +266,8 @@ def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None
     # the model of this step: the task graph's timeline at this batch, every task costed as
     # its sequencer runs it (the planner's (B - 1) II + first image is its closed form)
     step = schedule(design, network, batch=batch)
-    modelled = step.cycles(links, setup=instruction_cycles(design, network))
+    modelled = step.cycles(links, setup=instruction_cycles(design, network),
+                           memory=memory_cycles(design, network))
     cycles = [s["cycles"] for s in tb["steps"]]
     mean = sum(cycles) / len(cycles)
     result = {

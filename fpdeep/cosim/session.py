@@ -38,6 +38,7 @@ from fpdeep.golden import step as golden_step
 from fpdeep.hwlib.csr import RegisterMap, register_map
 from fpdeep.hwlib.protocol import (
     BEAT_BITS,
+    DRAM_BANK,
     ERROR_CODES,
     ERRORS,
     Status,
@@ -172,13 +173,23 @@ class _Builder:
         self.s.packets[index] = (board, words, what)
         return index
 
+    def locate(self, board: int, key: str, image: int, offset: int = 0) -> tuple[int, int]:
+        """The (bank, address) a WRITE or READ of ``key`` names; for an item kept off chip a
+        MEMORY packet first tells the board where it lies."""
+        layout = self.layouts[board]
+        bank, address = layout.address(key, image, offset)
+        if bank != DRAM_BANK:
+            return bank, address
+        self.packet(board, [header("MEMORY", layout.dram[key].slot, 0, 1), address])
+        return bank, 0
+
     def write(self, board: int, key: str, values, image: int = -1) -> None:
-        bank, address = self.layouts[board].address(key, image)
+        bank, address = self.locate(board, key, image)
         words = [word(int(v)) for v in np.asarray(values).ravel()]
         self.packet(board, [header("WRITE", bank, address, len(words)), *words])
 
     def read(self, board: int, key: str, count: int, image: int = -1, offset: int = 0) -> int:
-        bank, address = self.layouts[board].address(key, image, offset)
+        bank, address = self.locate(board, key, image, offset)
         return self.packet(board, [header("READ", bank, address, count)], words=count,
                            what=f"{key} (image {image})")
 

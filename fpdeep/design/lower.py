@@ -16,7 +16,9 @@ that the requantisation happens once, after the partial sums are added (§4 of t
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any
 
 from fpdeep.design.engine import (
@@ -30,6 +32,7 @@ from fpdeep.design.engine import (
 from fpdeep.design.mapping import RTL_MAPPING
 from fpdeep.design.names import Namer
 from fpdeep.design.units import (
+    LINK_RATE_DENOMINATOR,
     LOSS_CLASS_LIMIT,
     LinkModel,
     UnitDesign,
@@ -47,6 +50,7 @@ from fpdeep.numerics import Numerics
 from fpdeep.ops import refusal, spec
 from fpdeep.planning import perf
 from fpdeep.planning.planner import Plan
+from fpdeep.planning.store import OFF_CHIP
 from fpdeep.serial import FormatError, Serial
 
 MODES = ("fp", "bp", "wg")
@@ -88,6 +92,13 @@ class BoardDesign(Serial):
     units: tuple[UnitDesign, ...] = ()
     # data bits of the board's AXI4 off-chip memory master; 0: the plan keeps all on chip
     dram_bits: int = 0
+    # the kinds of stored items (`fpdeep.planning.store.OFF_CHIP`) kept in off-chip memory,
+    # which answers a read after ``dram_latency`` cycles and moves dram_num beats of
+    # ``dram_bits`` per dram_den cycles
+    off_chip: tuple[str, ...] = ()
+    dram_latency: int = 0
+    dram_num: int = 1
+    dram_den: int = 1
 
 
 @dataclass(frozen=True)
@@ -201,6 +212,30 @@ def _layer_problem(network: Network, layer: Layer) -> str | None:
     return rtl.refuse(layer) if rtl.refuse is not None else None
 
 
+def _off_chip_memory(plan: Plan, index: int, kinds: tuple[str, ...]) -> dict[str, Any]:
+    """The BoardDesign fields of board ``index``'s off-chip memory keeping ``kinds``."""
+    if not kinds:
+        return {}
+    unknown = sorted(set(kinds) - set(OFF_CHIP))
+    if unknown:
+        raise FpdeepError(f"--off-chip {','.join(unknown)}: the kinds of data kept off chip "
+                          f"are {', '.join(OFF_CHIP)}")
+    board = plan.cluster.boards[index]
+    clock = plan.cluster.clock_mhz
+    if not board.memory_gbytes:
+        raise FpdeepError(f"board {index} ({board.name}) has no off-chip memory in its board "
+                          f"file, so it cannot keep {', '.join(kinds)} off chip")
+    if not board.memory_latency_ns:
+        raise FpdeepError(f"board {index} ({board.name}): its board file gives no [memory] "
+                          f"latency_ns (with a latency_source), which off-chip data needs")
+    bits = perf.memory_port_bits(gbytes_per_s=board.memory_gbytes_per_s, clock_mhz=clock)
+    beats = Fraction(board.memory_gbytes_per_s * 8e3 / (clock * bits))
+    rate = min(Fraction(1), beats).limit_denominator(LINK_RATE_DENOMINATOR)
+    return {"dram_bits": bits, "off_chip": tuple(k for k in OFF_CHIP if k in kinds),
+            "dram_latency": math.ceil(board.memory_latency_ns * clock / 1e3 - 1e-9),
+            "dram_num": rate.numerator, "dram_den": rate.denominator}
+
+
 def check_buildable(network: Network, plan: Plan, *, numerics: Numerics | None = None) -> None:
     """Refuse, naming what and why, every plan feature the generated RTL does not implement,
     so that `fpdeep build` never writes a design that differs from its plan."""
@@ -222,11 +257,11 @@ def check_buildable(network: Network, plan: Plan, *, numerics: Numerics | None =
                         "engines compute one output row at a time, so build needs "
                         "--pixel-lanes 1")
     spills = [f"board {bp.index} ({bp.memory.spilled_bits / 8e6:.1f} MB to {bp.spill_to})"
-              for bp in plan.boards if bp.memory.spilled_bits]
+              for bp in plan.boards if bp.spill_to.startswith("board")]
     if spills:
-        problems.append("the plan keeps tensors off chip on " + ", ".join(spills) + "; the "
-                        "generated boards hold every tensor on chip: use more boards or a "
-                        "larger board")
+        problems.append("the plan keeps tensors in a neighbour's memory on " + ", ".join(spills)
+                        + "; the generated boards keep data only on chip or in their own "
+                        "off-chip memory: use more boards or a larger board")
     classes = math.prod(network.layers[-1].out_shape)
     if classes >= LOSS_CLASS_LIMIT:
         problems.append(f"the loss unit takes fewer than {LOSS_CLASS_LIMIT} classes, the "
@@ -245,10 +280,12 @@ def check_buildable(network: Network, plan: Plan, *, numerics: Numerics | None =
 
 def lower(network: Network, plan: Plan, *, numerics: Numerics | None = None,
            loss: str = "softmax_ce", momentum: float = 0.0,
-           weight_decay: float = 0.0) -> Design:
+           weight_decay: float = 0.0, off_chip: Sequence[str] = ()) -> Design:
     """The engines of every board of ``plan`` for ``network`` (the network the plan was made of),
     with the ``loss`` error unit ("softmax_ce" or "mse") where the logits are, and an SGD unit
-    with ``momentum`` and ``weight_decay`` on every board."""
+    with ``momentum`` and ``weight_decay`` on every board. Every board keeps the item kinds
+    ``off_chip`` in its off-chip memory; a board the plan spills to its memory keeps all
+    of them there."""
     numerics = numerics or Numerics()
     sgd.check_optimiser(momentum, weight_decay)
     if plan.model != network.name:
@@ -303,13 +340,9 @@ def lower(network: Network, plan: Plan, *, numerics: Numerics | None = None,
                 engines[mode] = EngineDesign(f"{ident}_{mode}", mode, params, config, streams,
                                              config.out_count)
             slices.append(SliceDesign(s.layer, s.lo, s.hi, ident, split, has_bias, engines))
-        dram = 0
-        if bp.spill_to == "dram":
-            dram = perf.memory_port_bits(
-                gbytes_per_s=plan.cluster.boards[bp.index].memory_gbytes_per_s,
-                clock_mhz=plan.cluster.clock_mhz)
+        kinds = tuple(OFF_CHIP) if bp.spill_to == "dram" else tuple(off_chip)
         boards.append(BoardDesign(bp.index, f"fpdeep_board_{bp.index}", tuple(slices),
-                                  dram_bits=dram))
+                                  **_off_chip_memory(plan, bp.index, kinds)))
     layer_boards: dict[str, list[int]] = {}
     for b in boards:
         for sd in b.slices:

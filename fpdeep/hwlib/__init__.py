@@ -30,6 +30,7 @@ from fpdeep.hwlib.library import (
     LRN,
     LRN_TABLE,
     MAC_ARRAY,
+    MEM_MODEL,
     MODULES,
     POOL,
     PSUM,
@@ -50,7 +51,8 @@ from fpdeep.hwlib.signature import Module, Port, Signal, Stream
 __all__ = ["ADD", "AFFINE", "AXIL_SLAVE", "BN_FROZEN", "CHANNEL_WORDS", "CONVERT", "CRC32", "CSR",
            "DROPOUT", "ENGINE", "FANOUT", "FOLDERS", "LINK_CHANNEL", "LINK_DEFRAMER", "LINK_END",
            "LINK_FRAMER", "LINK_KEEP", "LINK_MODEL", "LINK_PACK", "LINK_RX", "LINK_TX",
-           "LINK_UNPACK", "LOOP_NEST", "LOSS", "LRN", "LRN_TABLE", "MAC_ARRAY", "MODULES", "POOL",
+           "LINK_UNPACK", "LOOP_NEST", "LOSS", "LRN", "LRN_TABLE", "MAC_ARRAY", "MEM_MODEL",
+           "MODULES", "POOL",
            "PSUM", "RELU", "REQUANT", "SDP_RAM", "SGD", "SGD_MOMENTUM", "SHIFT_WIDTH",
            "SKID_BUFFER", "STREAM_FIFO", "TENSOR_WALKER", "Module", "Port", "Signal", "Stream",
            "compile_order", "module"]

@@ -20,10 +20,13 @@ from fpdeep.hwlib.signature import (
     DATA,
     IN,
     OUT,
+    READY,
+    VALID,
     Module,
     Signal,
     Width,
     axi_lite_slave,
+    axi_master,
     axi_stream,
     config,
     sink,
@@ -46,7 +49,8 @@ FOLDERS: Mapping[str, str] = MappingProxyType({
     "loss": "the loss-gradient unit",
     "sgd": "the weight update",
     "link": "framing between neighbouring boards",
-    "board": "the board's controller, tensor store, movers and host interface",
+    "board": "the board's controller, tensor store, movers (to the store and to off-chip "
+             "memory) and host interface",
     "csr": "the control and status registers on AXI4-Lite, generated from fpdeep_csr.rdl",
     "shell": "the vendor shell around a board top on a real board (reset synchroniser)",
     "sim_models": "simulation-only models (never part of a board)",
@@ -372,6 +376,13 @@ LINK_MODEL = Module(
      sink("s", "W", last=None), source("m", "W", last=None)),
     sim_only=True)
 
+MEM_MODEL = Module(
+    "fpdeep_mem_model", "sim_models",
+    "off-chip memory: an AXI4 slave with the board file's latency and bandwidth",
+    {"DW": 64, "IDW": 1, "AWD": 64, "BYTES": 4096, "LATENCY": 25, "NUM": 1, "DEN": 1, "QD": 16},
+    (*CLOCKED, *axi_master("s_axi", "DW", "AWD", "IDW", slave=True)),
+    sim_only=True)
+
 LINK_CHANNEL = Module(
     "fpdeep_link_channel", "sim_models",
     "a framed link with seeded bit errors and frame drops over `fpdeep_link_model`",
@@ -465,6 +476,60 @@ MOVER_WR = Module(
     (*CLOCKED, *_COMMAND, _in("cmd_parts", 2, DATA), _out("busy"), _out("err_last"),
      *_write_client(), sink("s", "WIDTH"), _out("moved")))
 
+#: Off-chip tensors: a word's slot in memory (2^slot bytes), AXI data and address bits, and
+#: the most beats of a burst.
+_DRAM = {"WIDTH": 48, "LW": 24, "PW": 16, "DW": 64, "AWD": 64, "BURST": 16}
+_DRAM_COMMAND = (_in("cmd_valid"), _in("cmd_addr", "AWD", DATA), _in("cmd_slot", 2, DATA),
+                 _in("cmd_len", "LW", DATA), _in("cmd_parts", 2, DATA))
+_DRAM_READ = (("ar_valid", True, 1, VALID), ("ar_ready", False, 1, READY),
+              ("ar_addr", True, "AWD", DATA), ("ar_len", True, 8, DATA),
+              ("r_valid", False, 1, VALID), ("r_ready", True, 1, READY),
+              ("r_data", False, "DW", DATA), ("r_resp", False, 2, DATA),
+              ("r_last", False, 1, DATA))
+_DRAM_WRITE = (("aw_valid", True, 1, VALID), ("aw_ready", False, 1, READY),
+               ("aw_addr", True, "AWD", DATA), ("aw_len", True, 8, DATA),
+               ("w_valid", True, 1, VALID), ("w_ready", False, 1, READY),
+               ("w_data", True, "DW", DATA), ("w_strb", True, "DW//8", DATA),
+               ("w_last", True, 1, DATA), ("b_valid", False, 1, VALID),
+               ("b_ready", True, 1, READY), ("b_resp", False, 2, DATA))
+
+
+def _dram_client(channels, clients: str | None = None) -> tuple[Signal, ...]:
+    """A memory client's AXI4 channels (no ID, size or burst type): on the client, or with
+    ``clients`` (``"NR"``) on the port, flattened as many times."""
+    out = []
+    for name, to_memory, width, role in channels:
+        if clients is not None:
+            width = clients if width == 1 else f"{clients}*{width}"
+        out.append(Signal(name, OUT if to_memory == (clients is None) else IN, width, role))
+    return tuple(out)
+
+
+DRAM_RD = Module(
+    "fpdeep_dram_rd", "board",
+    "off-chip memory words out as a stream (a word as 1-3 beats), AXI4 bursts with room kept "
+    "for all their beats", _DRAM,
+    (*CLOCKED, *_DRAM_COMMAND, _in("cmd_chain"), _out("busy"), _out("err"),
+     *_dram_client(_DRAM_READ), source("m", "WIDTH"), _out("moved")),
+    uses=("fpdeep_stream_fifo",))
+
+DRAM_WR = Module(
+    "fpdeep_dram_wr", "board",
+    "a stream into off-chip memory words (1-3 beats joined into a word), AXI4 bursts with "
+    "byte strobes, each buffered before its address", _DRAM,
+    (*CLOCKED, *_DRAM_COMMAND, _out("busy"), _out("err_last"), _out("err"),
+     *_dram_client(_DRAM_WRITE), sink("s", "WIDTH"), _out("moved")),
+    uses=("fpdeep_stream_fifo",))
+
+DRAM_PORT = Module(
+    "fpdeep_dram_port", "board",
+    "NR off-chip readers and NW writers on one AXI4 master: ID per client, round robin per "
+    "burst, W in AW order, skid buffers",
+    {"NR": 1, "NW": 1, "DW": 64, "AWD": 64, "IDW": 1},
+    (*CLOCKED, *_dram_client(_DRAM_READ, "NR"), *_dram_client(_DRAM_WRITE, "NW"),
+     *axi_master("m_axi", "DW", "AWD", "IDW")),
+    uses=("fpdeep_skid_buffer", "fpdeep_stream_fifo"))
+
 SEQUENCER = Module(
     "fpdeep_sequencer", "board",
     "one resource's controller: runs its instruction stream (wait, movers, configuration, go)",
@@ -476,15 +541,18 @@ SEQUENCER = Module(
      _out("waiting"), _out("running"), _out("in_cmd", "NIN", DATA),
      _out("out_cmd", "NOUT", DATA), _out("cmd_bank", "BW", DATA), _out("cmd_addr", "AW", DATA),
      _out("cmd_len", "LW", DATA), _out("cmd_hold"), _out("cmd_parts", 2, DATA),
-     _out("cmd_chain"), _in("in_busy", "NIN", DATA), _in("out_busy", "NOUT", DATA),
+     _out("cmd_chain"), _out("cmd_maddr", 48, DATA), _out("cmd_mslot", 2, DATA),
+     _in("in_busy", "NIN", DATA), _in("out_busy", "NOUT", DATA),
      _out("cfg", "NCFG*CFGW", DATA), _out("start"), _out("flush"), _in("done")))
 
 HOST = Module(
     "fpdeep_host", "board",
     "host packets: store writes and read-back, instruction loads, status responses, faults",
-    {"NB": 1, "NRES": 1, "PD": 64, **_STORE, "LW": 24, "DEPTHS": 1024},
+    {"NB": 1, "NRES": 1, "PD": 64, **_STORE, "LW": 24, "DEPTHS": 1024, "DRAM": 0},
     (*CLOCKED, *axi_stream("s_axis", 64, sink=True), *axi_stream("m_axis", 64, sink=False),
-     *_write_client(), *_read_client(),
+     *_write_client(), *_read_client(), _out("mem_rd_cmd"), _out("mem_wr_cmd"),
+     _out("mem_addr", 48, DATA), _out("mem_slot", 2, DATA), _out("mem_len", "LW", DATA),
+     _in("mem_wr_busy"), sink("mem_rd", "WIDTH"), source("mem_wr", "WIDTH"),
      _out("prog_we"), _out("prog_res", 8, DATA), _out("prog_addr", "clog2(PD)", DATA),
      _out("prog_data", 64, DATA), _out("written", "NB", DATA), _out("programmed", "NRES", DATA),
      _out("fault"), _out("fault_code", 8, DATA)),
@@ -498,6 +566,7 @@ BOARD_CTL = Module(
      _in("written", "NB", DATA), _in("programmed", "NRES", DATA),
      _in("finished", "NRES", DATA), _in("waiting", "NRES", DATA), _in("running", "NRES", DATA),
      _in("active", "NRES", DATA), _in("progress"), _in("frame_error"), _in("link_fault"),
+     _in("memory_fault"),
      _in("host_fault"),
      _in("host_code", 8, DATA),
      _out("state", 2, DATA), _out("error_code", 8, DATA), _out("step_count", 32, DATA),
@@ -517,8 +586,8 @@ MODULES: Mapping[str, Module] = MappingProxyType({m.name: m for m in (
     PSUM, LOSS, SGD, SGD_MOMENTUM,
     LINK_TX, LINK_RX, LINK_PACK, LINK_UNPACK, LINK_KEEP, CRC32, LINK_FRAMER, LINK_DEFRAMER,
     LINK_END, AXIL_SLAVE, CSR,
-    STORE, MOVER_RD, MOVER_WR, SEQUENCER, HOST, BOARD_CTL, RESET_SYNC, LINK_MODEL,
-    LINK_CHANNEL)})
+    STORE, MOVER_RD, MOVER_WR, DRAM_RD, DRAM_WR, DRAM_PORT, SEQUENCER, HOST, BOARD_CTL,
+    RESET_SYNC, LINK_MODEL, LINK_CHANNEL, MEM_MODEL)})
 
 
 def module(name: str) -> Module:

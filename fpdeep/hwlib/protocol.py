@@ -73,7 +73,8 @@ def _pack(where: str, fields: Mapping[str, Field], **values: int) -> int:
 # ---- host packets -----------------------------------------------------------------------
 
 #: Host packet opcodes (the header's `opcode` field).
-HOST_OPCODES: Mapping[str, int] = MappingProxyType({"WRITE": 0x01, "READ": 0x02, "PROGRAM": 0x03})
+HOST_OPCODES: Mapping[str, int] = MappingProxyType(
+    {"WRITE": 0x01, "READ": 0x02, "PROGRAM": 0x03, "MEMORY": 0x04})
 HOST_OPCODE_MEANINGS: Mapping[str, str] = MappingProxyType({
     "WRITE": "store bank `target`, words from `address` on; payload: `length` beats, a word "
              "in the low 48 bits of each (a bank narrower than 48 bits keeps the word's low "
@@ -83,12 +84,17 @@ HOST_OPCODE_MEANINGS: Mapping[str, str] = MappingProxyType({
             "the last",
     "PROGRAM": "resource `target`'s instruction memory from `address` on; payload: `length` "
                "instructions; answered with a status beat",
+    "MEMORY": "where the next WRITE or READ of bank 255 goes in off-chip memory: "
+              "`target` is log2 of the bytes a word takes there (0-3), `length` is 1 and the "
+              "payload beat the byte address of the first word; answered with a status beat "
+              "(only on a board with off-chip memory)",
 })
 
 #: A packet's first beat.
 HEADER: Mapping[str, Field] = _fields(
     Field("opcode", 56, 8, "what the packet does (`HOST_OPCODES`)"),
-    Field("target", 48, 8, "WRITE, READ: the store bank; PROGRAM: the resource"),
+    Field("target", 48, 8, "WRITE, READ: the store bank (255: off-chip memory); "
+                           "PROGRAM: the resource; MEMORY: log2 of a word's bytes"),
     Field("address", 24, 24, "the first word within the bank or instruction memory"),
     Field("length", 0, 24, "words: payload beats of WRITE and PROGRAM, words READ returns"),
 )
@@ -114,10 +120,11 @@ ERRORS: Mapping[int, str] = MappingProxyType({
     5: "deadlock: no progress within the watchdog limit",
     6: "a stream's last flag did not close its tensor",
     7: "a link is stuck or its peer overran it (the CSR's LINK_FLAGS name the link)",
+    8: "the off-chip memory answered a burst with an error",
 })
 ERROR_CODES: Mapping[str, int] = MappingProxyType({
     "ok": 0, "opcode": 1, "length": 2, "target": 3, "not_loaded": 4, "deadlock": 5, "frame": 6,
-    "link": 7})
+    "link": 7, "memory": 8})
 #: The errors a packet's status response can carry (fpdeep_host); the others arise in a step
 #: (fpdeep_board_ctl) and show only in the CSR.
 PACKET_ERRORS = frozenset({"ok", "opcode", "length", "target"})
@@ -142,6 +149,8 @@ ERROR_CAUSES: Mapping[str, str] = MappingProxyType({
     "link": "during a step a link end saw no ACK or credit move for its stuck limit while it "
             "had words to send, or its peer sent a frame beyond the credit it was given; the "
             "step is cancelled",
+    "memory": "during a step an off-chip memory reader or writer got a response other than "
+              "OKAY (the address lies beyond the memory); the step is cancelled",
 })
 
 #: Controller states in the CSR STATUS register.
@@ -204,7 +213,7 @@ def signed_word(beat: int) -> int:
 
 #: Instruction opcodes (the `op` field).
 OPS: Mapping[str, int] = MappingProxyType(
-    {"END": 0, "WAIT": 1, "IN": 2, "OUT": 3, "CFG": 4, "GO": 5})
+    {"END": 0, "WAIT": 1, "IN": 2, "OUT": 3, "CFG": 4, "GO": 5, "MEM": 6})
 OP_MEANINGS: Mapping[str, str] = MappingProxyType({
     "END": "the step's program of this resource is over (any op not listed acts as END)",
     "WAIT": "wait until resource `resource` has ended `count` tasks in this step",
@@ -213,6 +222,7 @@ OP_MEANINGS: Mapping[str, str] = MappingProxyType({
     "CFG": "set runtime configuration input `field` to `value`",
     "GO": "wait for the started input movers, pulse start/flush, wait for done (if asked) and "
           "the output movers; then the next instruction",
+    "MEM": "where the next IN or OUT of bank 255 goes in off-chip memory",
 })
 
 #: Every instruction's opcode.
@@ -224,7 +234,8 @@ _MOVE = (
     Field("parts", 53, 2, "beats per word minus one (a raw 48-bit sum over a link: 2)"),
     Field("chain", 52, 1, "IN only: the mover's next IN continues this stream (a tensor "
                           "kept in two banks)"),
-    Field("bank", 44, 8, "the store bank"),
+    Field("bank", 44, 8, "the store bank (255: off-chip memory, at the last MEM's "
+                         "address; `address` is then 0)"),
     Field("address", 24, 20, "the first word within the bank"),
     Field("words", 0, 24, "words to move"),
 )
@@ -241,12 +252,18 @@ INSTRUCTIONS: Mapping[str, Mapping[str, Field]] = MappingProxyType({
                   Field("flush", 58, 1, "pulse its flush after the inputs"),
                   Field("wait_done", 57, 1, "wait for its done"),
                   Field("ends_task", 56, 1, "count a task ended when the pass is over")),
+    "MEM": _fields(OP, Field("slot", 54, 2, "log2 of the bytes a word takes in off-chip memory"),
+                   Field("address", 0, 48, "the byte address of the first word")),
 })
 
 #: Field widths of the movers' commands.
 BANK_BITS = INSTRUCTIONS["IN"]["bank"].width
 BANK_ADDRESS_BITS = INSTRUCTIONS["IN"]["address"].width
 WORD_LENGTH_BITS = INSTRUCTIONS["IN"]["words"].width
+#: The bank number that means off-chip memory, in IN, OUT, WRITE and READ.
+DRAM_BANK = (1 << BANK_BITS) - 1
+#: Byte address bits of off-chip memory in MEM (a MEMORY packet's payload carries 64).
+MEM_ADDRESS_BITS = INSTRUCTIONS["MEM"]["address"].width
 
 
 def _instruction(op: str, **values: int) -> int:
@@ -276,6 +293,12 @@ def op_in(mover: int, bank: int, address: int, words: int, *, hold: bool = False
 
 def op_out(mover: int, bank: int, address: int, words: int, *, parts: int = 1) -> int:
     return _move("OUT", mover, bank, address, words, hold=False, parts=parts, chain=False)
+
+
+def op_mem(slot: int, address: int) -> int:
+    """The off-chip place of the next IN or OUT of bank 255: words of 2^slot bytes
+    from byte ``address`` on."""
+    return _instruction("MEM", slot=slot, address=address)
 
 
 def op_cfg(field: int, value: int) -> int:

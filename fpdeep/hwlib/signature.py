@@ -163,9 +163,11 @@ def axi_stream(prefix: str, width: Width, *, sink: bool,
             Signal(f"{prefix}_tready", back, 1, READY), Signal(f"{prefix}_tlast", into, 1, LAST))
 
 
-def axi_master(prefix: str, data: Width, addr: Width, ident: Width = 1) -> tuple[Signal, ...]:
+def axi_master(prefix: str, data: Width, addr: Width, ident: Width = 1, *,
+               slave: bool = False) -> tuple[Signal, ...]:
     """The ports of an AXI4 master ``<prefix>_aw*, _w*, _b*, _ar*, _r*`` with ``data`` data
-    bits, ``addr`` address bits and ``ident`` ID bits, in the order AMBA lists them."""
+    bits, ``addr`` address bits and ``ident`` ID bits, in the order AMBA lists them; with
+    ``slave``, the same ports of the slave it talks to."""
     strb: Width = data // 8 if isinstance(data, int) else f"({data})//8"
     request = (("id", ident), ("addr", addr), ("len", 8), ("size", 3), ("burst", 2),
                ("lock", 1), ("cache", 4), ("prot", 3), ("qos", 4))
@@ -178,6 +180,8 @@ def axi_master(prefix: str, data: Width, addr: Width, ident: Width = 1) -> tuple
     )
     ports = []
     for channel, into, payload in channels:
+        if slave:
+            into = OUT if into == IN else IN
         back = OUT if into == IN else IN
         ports += [Signal(f"{prefix}_{channel}{name}", into, w, DATA) for name, w in payload]
         ports += [Signal(f"{prefix}_{channel}valid", into, 1, VALID),

@@ -56,6 +56,8 @@ class Board:
     watts_is_estimate: bool
     sources: Mapping[str, str]  # section -> public document
     shell: BoardShell | None = None  # the pins a vendor shell needs, where the file gives them
+    # a read's round trip through the memory controller; 0: the file gives none
+    memory_latency_ns: float = 0.0
 
     @property
     def shell_note(self) -> str:
@@ -188,6 +190,13 @@ def parse_board(text: str, origin: str) -> Board:
         )
     if (mem["gbytes"] > 0) != (mem["gbytes_per_s"] > 0):
         raise fail("memory", "gbytes", "memory size and bandwidth must both be zero or both > 0")
+    latency = mem.get("latency_ns", 0.0)
+    if not _check(latency, float, False):
+        raise fail("memory", "latency_ns",
+                   f"[memory] latency_ns must be a number >= 0, got {latency!r}")
+    if latency and not _check(mem.get("latency_source"), str, False):
+        raise fail("memory", "latency_ns", "[memory] latency_ns needs a latency_source naming "
+                   "the public document (or the estimate) it comes from")
     return Board(
         name=data["name"].strip().lower(),
         title=data["title"],
@@ -215,6 +224,7 @@ def parse_board(text: str, origin: str) -> Board:
         watts_is_estimate=data["power"]["estimate"],
         sources=MappingProxyType({section: data[section]["source"] for section in _SCHEMA}),
         shell=parse_shell(data, fail),
+        memory_latency_ns=float(latency),
     )
 
 

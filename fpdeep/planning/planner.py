@@ -277,9 +277,14 @@ def with_stores(plan: Plan, stores: Sequence[BoardStore],
             resources = (fixed + board_resources(store_units, in_bram, family)
                          + Resources(uram=placed.uram_blocks))
         memory = MemoryPlan(bram_bits=sum(b.bits for b in placed.bram),
-                            uram_bits=sum(b.bits for b in placed.uram), spilled_bits=0,
-                            traffic_bytes_per_image=0.0, buffers_fit=True,
+                            uram_bits=sum(b.bits for b in placed.uram),
+                            spilled_bits=store.off_chip_bits,
+                            traffic_bytes_per_image=float(store.off_chip_traffic),
+                            buffers_fit=True,
                             bram_blocks=placed.bram_blocks, uram_blocks=placed.uram_blocks)
+        off_chip = {"spill_to": "dram", "memory_cycles": perf.memory_cycles(
+            bytes_per_image=store.off_chip_traffic, gbytes_per_s=board.memory_gbytes_per_s,
+            clock_mhz=plan.cluster.clock_mhz)} if store.off_chip_bits else {}
         stash = store.bits_of("act:", "err:", "psum:", "argmax:", "label")
         # gradient sums and SGD velocities both count as the optimiser's (grads)
         weights, grads = store.bits_of("w:", "b:"), store.bits_of("acc:", "v:")
@@ -287,7 +292,7 @@ def with_stores(plan: Plan, stores: Sequence[BoardStore],
         storage = Storage(buffers=store.bits - stash - weights - grads, weights=weights,
                           grads=grads, stash=stash, stash_per_image=stash // store.images)
         boards.append(replace(bp, storage=storage, memory=memory, store=store,
-                              resources=resources))
+                              resources=resources, **off_chip))
     return replace(plan, boards=tuple(boards))
 
 

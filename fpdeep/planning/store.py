@@ -22,6 +22,13 @@ BRAM36_SHAPES = ((32768, 1), (16384, 2), (8192, 4), (4096, 9), (2048, 18), (1024
 #: An UltraRAM block is 4K x 72 bits and has no other shape (Xilinx UG573, "UltraRAM").
 URAM_SHAPES = ((4096, 72),)
 
+#: The kinds of stored items a board may keep in its off-chip memory, by item prefix (the
+#: planner's storage classes): weights, biases and trained per-channel parameters; gradient
+#: sums and SGD velocities; the stash of activations, errors, partial sums and argmax flags
+#: (and the pooling unit's discarded side output, as large as its input).
+OFF_CHIP = {"weights": ("w:", "b:", "p:"), "grads": ("acc:", "v:"),
+            "stash": ("act:", "err:", "psum:", "argmax:", "discard:")}
+
 #: Copies a bank may have: the store grants at most three reads of one bank per cycle.
 MAX_READ_COPIES = 3
 #: The fewest words a bank holds (a one-word bank would have a zero-bit address).
@@ -84,6 +91,10 @@ class BoardStore:
     board: int
     images: int
     banks: tuple[StoreBank, ...]
+    # the items kept in off-chip memory instead: their bits, and the bytes a one-image
+    # training step reads and writes of them
+    off_chip_bits: int = 0
+    off_chip_traffic: int = 0
 
     @property
     def bits(self) -> int:
@@ -100,7 +111,8 @@ class BoardStore:
     def as_dict(self) -> dict[str, Any]:
         return {"board": self.board, "images": self.images,
                 "banks": [b.as_dict() for b in self.banks], "bits": self.bits,
-                "bram36_blocks": self.bram_blocks}
+                "bram36_blocks": self.bram_blocks, "off_chip_bits": self.off_chip_bits,
+                "off_chip_bytes_per_step_image": self.off_chip_traffic}
 
 
 @dataclass(frozen=True)

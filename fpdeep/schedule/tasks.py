@@ -361,26 +361,30 @@ Setup = Callable[[Sequence[Task]], Sequence[int]] | None
 
 
 def durations(tasks: Sequence[Task], *, links: Sequence[LinkModel],
-              setup: Setup = None) -> list[int]:
-    """Modelled cycles of every task: running it, plus its instructions."""
+              setup: Setup = None, memory: Setup = None) -> list[int]:
+    """Modelled cycles of every task: running it, plus its instructions (``setup``) and its
+    waits for off-chip memory (``memory``)."""
     extra = setup(tasks) if setup is not None else [0] * len(tasks)
-    return [task_cycles(t, links=links) + x for t, x in zip(tasks, extra, strict=True)]
+    waits = memory(tasks) if memory is not None else [0] * len(tasks)
+    return [task_cycles(t, links=links) + x + m
+            for t, x, m in zip(tasks, extra, waits, strict=True)]
 
 
 def replay(tasks: Sequence[Task], *, links: Sequence[LinkModel],
-           setup: Setup = None) -> list[tuple[int, int]]:
+           setup: Setup = None, memory: Setup = None) -> list[tuple[int, int]]:
     """The ``timeline`` of ``tasks`` on the generated boards: each task's modelled cycles,
     its instructions (``setup``) first, a link free again while its words fly."""
     extra = list(setup(tasks)) if setup is not None else [0] * len(tasks)
-    cycles = [task_cycles(t, links=links) + x for t, x in zip(tasks, extra, strict=True)]
+    cycles = durations(tasks, links=links, setup=lambda _: extra, memory=memory)
     return timeline(tasks, cycles, [link_latency(t, links=links) for t in tasks], extra,
                     [line_spans(t, links=links) for t in tasks])
 
 
 def step_cycles(tasks: Sequence[Task], *, links: Sequence[LinkModel],
-                setup: Setup = None) -> int:
+                setup: Setup = None, memory: Setup = None) -> int:
     """Modelled cycles of one training step: the end of the last task of ``timeline``."""
-    return max((end for _, end in replay(tasks, links=links, setup=setup)), default=0)
+    return max((end for _, end in replay(tasks, links=links, setup=setup, memory=memory)),
+               default=0)
 
 
 def _elements(shape: Sequence[int]) -> int:
@@ -406,9 +410,10 @@ class Schedule(Serial):
     batch: int
     tasks: tuple[Task, ...]
 
-    def cycles(self, links: Sequence[LinkModel], setup: Setup = None) -> int:
+    def cycles(self, links: Sequence[LinkModel], setup: Setup = None,
+               memory: Setup = None) -> int:
         """Modelled cycles of the step (the end of its last task)."""
-        return step_cycles(self.tasks, links=links, setup=setup)
+        return step_cycles(self.tasks, links=links, setup=setup, memory=memory)
 
 
 def schedule(design: Design, network: Network, *, batch: int,
@@ -740,16 +745,18 @@ class PipelineFigures:
 
 
 def pipeline_figures(design: Design, network: Network, *,
-                     setup: Setup = None) -> PipelineFigures:
+                     setup: Setup = None, memory: Setup = None) -> PipelineFigures:
     """II and one-image step of the generated design, from the task graph of one image;
-    ``setup``: the controllers' instruction cycles (`fpdeep.codegen.program`)."""
+    ``setup``: the controllers' instruction cycles, ``memory``: their waits for off-chip
+    memory (`fpdeep.codegen.program`)."""
     tasks = schedule(design, network, batch=1).tasks
-    cycles_of = durations(tasks, links=design.links, setup=setup)
+    cycles_of = durations(tasks, links=design.links, setup=setup, memory=memory)
     busy: dict[str, int] = {}
     for task, cycles in zip(tasks, cycles_of, strict=True):
         if task.image >= 0:  # a link is busy until its last word left, not while words fly
             busy[task.resource] = (busy.get(task.resource, 0) + cycles
                                    - link_latency(task, links=design.links))
     bottleneck = max(busy, key=lambda r: (busy[r], r))
-    first = max(end for _, end in replay(tasks, links=design.links, setup=setup))
+    first = max(end for _, end in replay(tasks, links=design.links, setup=setup,
+                                         memory=memory))
     return PipelineFigures(busy[bottleneck], bottleneck, first)

@@ -31,6 +31,7 @@ module fpdeep_board_ctl #(
     input  wire logic              progress,     // some beat moved, or an engine is busy
     input  wire logic              frame_error,
     input  wire logic              link_fault,
+    input  wire logic              memory_fault, // off-chip memory answered with an error
     input  wire logic              host_fault,
     input  wire logic [7:0]        host_code,
     output logic      [1:0]        state,
@@ -44,7 +45,7 @@ module fpdeep_board_ctl #(
 );
     localparam logic [1:0] IDLE = 2'd0, BUSY = 2'd1, DONE = 2'd2, ERROR = 2'd3;
     localparam logic [7:0] E_NOT_LOADED = 8'd4, E_DEADLOCK = 8'd5, E_FRAME = 8'd6,
-                           E_LINK = 8'd7;
+                           E_LINK = 8'd7, E_MEMORY = 8'd8;
 
     logic [31:0] quiet;   // cycles without progress
     logic [NRES*32-1:0] since;   // per resource: cycles since its first active one
@@ -123,6 +124,10 @@ module fpdeep_board_ctl #(
                 end else if (link_fault) begin
                     state <= ERROR;
                     error_code <= E_LINK;
+                    cancel <= 1'b1;
+                end else if (memory_fault) begin
+                    state <= ERROR;
+                    error_code <= E_MEMORY;
                     cancel <= 1'b1;
                 end else if (32'(quiet) >= WATCHDOG) begin
                     state <= ERROR;

@@ -11,6 +11,8 @@
 //                GO     [59] start pulse, [58] flush pulse, [57] wait for done, [56] a task
 //                       ends here: run the armed movers; after the inputs, pulse; then wait
 //                       for done and the outputs
+//                MEM    [55:54] log2 of a word's bytes, [47:0] byte address: where the next
+//                       IN or OUT of bank 255 (off-chip memory) goes; held on cmd_maddr
 // `go` starts the program at 0 (train) or at PD/2 (forward only, `mode`).
 `default_nettype none
 
@@ -51,6 +53,8 @@ module fpdeep_sequencer #(
     output logic                      cmd_hold,
     output logic      [1:0]           cmd_parts,
     output logic                      cmd_chain,
+    output logic      [47:0]          cmd_maddr,
+    output logic      [1:0]           cmd_mslot,
     input  wire logic [NIN-1:0]       in_busy,
     input  wire logic [NOUT-1:0]      out_busy,
     // the resource
@@ -60,7 +64,7 @@ module fpdeep_sequencer #(
     input  wire logic                 done
 );
     localparam logic [3:0] END = 4'd0, WAIT = 4'd1, IN = 4'd2, OUT = 4'd3, CFG = 4'd4,
-                           GO = 4'd5;
+                           GO = 4'd5, MEM = 4'd6;
     localparam int PA = $clog2(PD);
     typedef enum logic [2:0] {IDLE, EXEC, INPUTS, PULSE, OUTPUTS} state_t;
 
@@ -127,6 +131,11 @@ module fpdeep_sequencer #(
                     end
                     OUT: begin
                         out_armed <= out_armed | out_cmd;
+                        pc <= pc + 1'b1;
+                    end
+                    MEM: begin
+                        cmd_maddr <= ir[47:0];
+                        cmd_mslot <= ir[55:54];
                         pc <= pc + 1'b1;
                     end
                     CFG: begin

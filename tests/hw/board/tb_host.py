@@ -9,7 +9,15 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge
 from cocotbext.axi import AxiStreamBus, AxiStreamSink, AxiStreamSource
 
-from fpdeep.hwlib.protocol import ERROR_CODES, HOST_OPCODES, Status, header, signed_word, word
+from fpdeep.hwlib.protocol import (
+    DRAM_BANK,
+    ERROR_CODES,
+    HOST_OPCODES,
+    Status,
+    header,
+    signed_word,
+    word,
+)
 
 
 class Host:
@@ -117,3 +125,43 @@ async def bad_packets_answer_their_error(dut):
     assert status.ok
     status, data = await host.send([header("READ", 1, 0, 2)])
     assert data == [11, 12]
+
+
+@cocotb.test()
+async def off_chip_words_are_written_and_read_back(dut):
+    """A MEMORY packet places the next WRITE and READ of bank 255 in off-chip memory: 16-bit
+    words (slot 1) from an unaligned address, read back sign-extended; the memory's bytes
+    around them keep what they held."""
+    host = await start(dut)
+    dram = DRAM_BANK
+    around = [0x1111, 0x2222, 0x3333, 0x4444, 0x5555, 0x6666, 0x7777, 0x7FFF, 0x0101, 0x0202]
+    status, _ = await host.send([header("MEMORY", 1, 0, 1), 0x100])
+    assert status.ok and status.opcode == HOST_OPCODES["MEMORY"], status
+    status, _ = await host.send([header("WRITE", dram, 0, len(around)), *map(word, around)])
+    assert status.ok, status
+    values = [-5, 32767, -32768, 7]
+    status, _ = await host.send([header("MEMORY", 1, 0, 1), 0x100 + 3 * 2])
+    status, _ = await host.send([header("WRITE", dram, 0, len(values)), *map(word, values)])
+    assert status.ok and int(dut.written.value) == 0, status
+    status, _ = await host.send([header("MEMORY", 1, 0, 1), 0x100])
+    status, data = await host.send([header("READ", dram, 0, len(around))])
+    assert status.ok and status.length == len(around), status
+    expect = [*around[:3], *values, *around[7:]]
+    assert [signed_word(v) for v in data] == [v - (1 << 16) if v >= 1 << 15 else v
+                                              for v in (e & 0xFFFF for e in expect)]
+
+
+@cocotb.test()
+async def a_cut_short_off_chip_write_is_refused_and_filled(dut):
+    """tlast before the stated length: the status says so, the missing words are written as
+    0 (the memory writer was told the length), and the next packet is served."""
+    host = await start(dut)
+    await host.send([header("MEMORY", 3, 0, 1), 0x200])
+    status, _ = await host.send([header("WRITE", DRAM_BANK, 0, 4), word(9), word(-9)])
+    assert status.code == ERROR_CODES["length"], status
+    await host.send([header("MEMORY", 3, 0, 1), 0x200])
+    status, data = await host.send([header("READ", DRAM_BANK, 0, 4)])
+    assert status.ok and [signed_word(v) for v in data] == [9, -9, 0, 0]
+    # a MEMORY packet without its address beat
+    status, _ = await host.send([header("MEMORY", 3, 0, 0)])
+    assert status.code == ERROR_CODES["length"], status

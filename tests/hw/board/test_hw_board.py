@@ -1,5 +1,6 @@
 """The board infrastructure's hand-written blocks in simulation: the host interface on the
-tensor store, and a read mover streaming a tensor kept in two banks."""
+tensor store, a read mover streaming a tensor kept in two banks, and the off-chip memory
+movers on one AXI4 master."""
 
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ HERE = Path(__file__).parent
 
 def test_host_interface_on_the_store(run_testbench):
     sources = [*hw_sources("fpdeep_host"), *hw_sources("fpdeep_store"),
+               *hw_sources("fpdeep_dram_rd"), *hw_sources("fpdeep_dram_wr"),
+               *hw_sources("fpdeep_dram_port"), *hw_sources("fpdeep_mem_model"),
                HERE / "host_store_top.sv"]
     result = run_testbench(toplevel="host_store_top", test_module="tb_host",
                            sources=list(dict.fromkeys(sources)))
-    assert result.tests == 4 and result.failed == 0, result
+    assert result.tests == 6 and result.failed == 0, result
 
 
 def test_a_chained_read_streams_two_banks_as_one(run_testbench):
@@ -28,3 +31,13 @@ def test_a_chained_read_streams_two_banks_as_one(run_testbench):
     result = run_testbench(toplevel="mover_store_top", test_module="tb_mover",
                            sources=list(dict.fromkeys(sources)))
     assert result.tests == 3 and result.failed == 0, result
+
+
+@pytest.mark.parametrize("params", [{"DW": 64, "BURST": 16}, {"DW": 128, "BURST": 4}],
+                         ids=["64-bit", "128-bit"])
+def test_off_chip_readers_and_writers_share_one_axi_master(run_testbench, params):
+    sources = [*hw_sources("fpdeep_dram_rd", "fpdeep_dram_wr", "fpdeep_dram_port"),
+               HERE / "dram_top.sv"]
+    result = run_testbench(toplevel="dram_top", test_module="tb_dram", parameters=params,
+                           sources=list(dict.fromkeys(sources)))
+    assert result.tests == 8 and result.failed == 0, result
