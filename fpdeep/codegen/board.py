@@ -50,6 +50,7 @@ from fpdeep.hwlib.protocol import (
     BANK_BITS,
     BANK_WIDTH_BITS,
     DRAM_BANK,
+    MEM_ADDRESS_BITS,
     WORD_BITS,
     WORD_LENGTH_BITS,
 )
@@ -83,6 +84,15 @@ DRAM_PREFIX = "m_axi_dram"
 DRAM_BURST_BEATS = 8
 #: ID bits of the off-chip memory master: its readers and writers are told apart by ID.
 DRAM_ID_BITS = 8
+#: The AXI4 signals of a memory port client, (channel, signal), by kind: a reader's AR and R,
+#: a writer's AW, W and B (hw/board/fpdeep_dram_port.sv's client ports, one slice each).
+_MEMORY_CHANNELS = {
+    "rd": (("ar", "valid"), ("ar", "ready"), ("ar", "addr"), ("ar", "len"), ("r", "valid"),
+           ("r", "ready"), ("r", "data"), ("r", "resp"), ("r", "last")),
+    "wr": (("aw", "valid"), ("aw", "ready"), ("aw", "addr"), ("aw", "len"), ("w", "valid"),
+           ("w", "ready"), ("w", "data"), ("w", "strb"), ("w", "last"), ("b", "valid"),
+           ("b", "ready"), ("b", "resp")),
+}
 
 
 def link_port(side: str, direction: str, width: int) -> tuple:
@@ -196,8 +206,8 @@ class _Glue:
         for width, name in ((nin, "in_cmd"), (nout, "out_cmd"), (nin, "in_busy"),
                             (nout, "out_busy"), (ncfg * 48, "cfg"), (BANK_BITS, "bank"),
                             (BANK_ADDRESS_BITS, "addr"), (WORD_LENGTH_BITS, "len"), (1, "hold"),
-                            (2, "parts"), (1, "chain"), (48, "maddr"), (2, "mslot"), (1, "start"),
-                            (1, "flush"), (1, "done"), (32, "ended")):
+                            (2, "parts"), (1, "chain"), (MEM_ADDRESS_BITS, "maddr"), (2, "mslot"),
+                            (1, "start"), (1, "flush"), (1, "done"), (32, "ended")):
             self.wire(width, f"{q}_{name}")
         self.assigns.append(f"ended_all[{r * 32} +: 32] = {q}_ended")
         # what the CSR counts as active: an engine's runs (its operand sequencer only waits
@@ -311,8 +321,6 @@ class _Glue:
         for name, width in names:
             self.wire(width, f"{own}_{name}")
             self.wire(width, f"{mem}_{name}")
-        self.wire(1, f"{mem}_fault")
-        self.memory_faults.append(f"{mem}_fault")
         self.assigns.append(f"{busy} = {own}_busy || {mem}_busy")
         self.assigns.append(f"{p}_moved = {own}_moved || {mem}_moved")
         if kind == "rd":  # one of the two streams at a time: the sequencer waits for each
@@ -322,24 +330,32 @@ class _Glue:
         else:
             self.assigns += [f"{p}_ready = {own}_ready || {mem}_ready",
                              f"{p}_err = {own}_err || {mem}_err"]
-        client = len(self.memory_clients[kind])
-        self.memory_clients[kind].append(mem)
         stream = ((("m_data", f"{mem}_data"), ("m_last", f"{mem}_last"),
                    ("m_valid", f"{mem}_valid"), ("m_ready", f"{p}_ready")) if kind == "rd" else
                   (("s_data", f"{p}_data"), ("s_last", f"{p}_last"), ("s_valid", f"{p}_valid"),
                    ("s_ready", f"{mem}_ready")))
         extra = (("cmd_chain", f"{q}_chain"),) if kind == "rd" else (("err_last", f"{mem}_err"),)
-        self.instances.append(Instance(
-            f"fpdeep_dram_{kind}", f"u_{mem}",
-            f"{m.stream}{'.' + m.side if m.side else ''} {'in' if kind == 'rd' else 'out'}, "
-            "off chip", self.memory_parameters(), (),
-            (("clk", "clk"), ("rst", "rst"),
-             ("cmd_valid", f"{cmd} && {q}_bank == {BANK_BITS}'d{DRAM_BANK}"),
+        self.memory_unit(
+            kind, mem, f"{m.stream}{'.' + m.side if m.side else ''} "
+            f"{'in' if kind == 'rd' else 'out'}, off chip", "rst",
+            (("cmd_valid", f"{cmd} && {q}_bank == {BANK_BITS}'d{DRAM_BANK}"),
              ("cmd_addr", f"{DRAM_ADDRESS_BITS}'({q}_maddr)"), ("cmd_slot", f"{q}_mslot"),
              ("cmd_len", f"{q}_len"), ("cmd_parts", f"{q}_parts"), *extra,
-             ("busy", f"{mem}_busy"), ("err", f"{mem}_fault"),
-             *self.memory_client(kind, client), *stream, ("moved", f"{mem}_moved"))))
+             ("busy", f"{mem}_busy"), *stream))
         return own
+
+    def memory_unit(self, kind: str, mem: str, comment: str, rst: str,
+                    ports: tuple[tuple[str, str], ...]) -> None:
+        """A memory reader (``rd``) or writer (``wr``) ``u_<mem>`` with its command and stream
+        ``ports``: the next client of that kind on the memory port, its fault on the board's."""
+        client = len(self.memory_clients[kind])
+        self.memory_clients[kind].append(mem)
+        self.wire(1, f"{mem}_fault")
+        self.memory_faults.append(f"{mem}_fault")
+        self.instances.append(Instance(
+            f"fpdeep_dram_{kind}", f"u_{mem}", comment, self.memory_parameters(), (),
+            (("clk", "clk"), ("rst", rst), *ports, ("err", f"{mem}_fault"),
+             *self.memory_client(kind, client), ("moved", f"{mem}_moved"))))
 
     def unit(self, q: str, r: int, res: Resource) -> None:
         """The engine or unit part, its streams joined to the movers (an engine's output
@@ -516,7 +532,7 @@ class _Glue:
              *((f"mem_{name}", f"host_mem_{name}") for name in (
                  "rd_cmd", "wr_cmd", "addr", "slot", "len", "wr_busy", "rd_data", "rd_last",
                  "rd_valid", "rd_ready", "wr_data", "wr_last", "wr_valid", "wr_ready")))))
-        for width, name in ((1, "rd_cmd"), (1, "wr_cmd"), (48, "addr"), (2, "slot"),
+        for width, name in ((1, "rd_cmd"), (1, "wr_cmd"), (MEM_ADDRESS_BITS, "addr"), (2, "slot"),
                             (WORD_LENGTH_BITS, "len"), (1, "wr_busy"), (WORD_BITS, "rd_data"),
                             (1, "rd_last"), (1, "rd_valid"), (1, "rd_ready"),
                             (WORD_BITS, "wr_data"), (1, "wr_last"), (1, "wr_valid"),
@@ -528,10 +544,6 @@ class _Glue:
             return
         for kind in ("rd", "wr"):
             mem = f"host_mem_{kind}"
-            client = len(self.memory_clients[kind])
-            self.memory_clients[kind].append(mem)
-            self.wire(1, f"{mem}_fault")
-            self.memory_faults.append(f"{mem}_fault")
             if kind == "rd":
                 ports = (("cmd_chain", "1'b0"), ("busy", f"{mem}_busy"),
                          ("m_data", f"{mem}_data"), ("m_last", f"{mem}_last"),
@@ -543,15 +555,12 @@ class _Glue:
                          ("s_valid", f"{mem}_valid"), ("s_ready", f"{mem}_ready"))
                 self.wire(1, f"{mem}_err")
             self.wire(1, f"{mem}_moved")
-            self.instances.append(Instance(
-                f"fpdeep_dram_{kind}", f"u_{mem}",
-                f"the host's {'reads' if kind == 'rd' else 'writes'} of off-chip memory",
-                self.memory_parameters(), (),
-                (("clk", "clk"), ("rst", "rst_hard"), ("cmd_valid", f"{mem}_cmd"),
-                 ("cmd_addr", f"{DRAM_ADDRESS_BITS}'(host_mem_addr)"),
+            self.memory_unit(
+                kind, mem, f"the host's {'reads' if kind == 'rd' else 'writes'} of off-chip "
+                "memory", "rst_hard",
+                (("cmd_valid", f"{mem}_cmd"), ("cmd_addr", f"{DRAM_ADDRESS_BITS}'(host_mem_addr)"),
                  ("cmd_slot", "host_mem_slot"), ("cmd_len", "host_mem_len"),
-                 ("cmd_parts", "2'd0"), *ports, ("err", f"{mem}_fault"),
-                 *self.memory_client(kind, client), ("moved", f"{mem}_moved"))))
+                 ("cmd_parts", "2'd0"), *ports))
 
     def memory_parameters(self) -> tuple[tuple[str, int], ...]:
         return (("DW", self.board.dram_bits), ("AWD", DRAM_ADDRESS_BITS),
@@ -560,33 +569,26 @@ class _Glue:
     def memory_client(self, kind: str, c: int) -> tuple[tuple[str, str], ...]:
         """The connections of memory port client ``c``: a reader's (``rd``: AR and R) or a
         writer's (``wr``: AW, W and B)."""
-        dw = self.board.dram_bits
-        widths = {"addr": DRAM_ADDRESS_BITS, "len": 8, "data": dw, "resp": 2, "strb": dw // 8}
-        names = ((("ar", "valid"), ("ar", "ready"), ("ar", "addr"), ("ar", "len"),
-                  ("r", "valid"), ("r", "ready"), ("r", "data"), ("r", "resp"), ("r", "last"))
-                 if kind == "rd" else
-                 (("aw", "valid"), ("aw", "ready"), ("aw", "addr"), ("aw", "len"),
-                  ("w", "valid"), ("w", "ready"), ("w", "data"), ("w", "strb"), ("w", "last"),
-                  ("b", "valid"), ("b", "ready"), ("b", "resp")))
+        widths = self.memory_widths()
         return tuple((f"{ch}_{n}", f"mem_{ch}_{n}[{c * widths[n]} +: {widths[n]}]"
-                      if n in widths else f"mem_{ch}_{n}[{c}]") for ch, n in names)
+                      if widths[n] > 1 else f"mem_{ch}_{n}[{c}]")
+                     for ch, n in _MEMORY_CHANNELS[kind])
+
+    def memory_widths(self) -> dict[str, int]:
+        """Bits of each memory port client signal, by its name within its channel."""
+        dw = self.board.dram_bits
+        return {"valid": 1, "ready": 1, "last": 1, "addr": DRAM_ADDRESS_BITS, "len": 8,
+                "data": dw, "resp": 2, "strb": dw // 8}
 
     def memory_port(self) -> None:
         """The memory port: every reader and writer of off-chip memory on the board's AXI4
         master ``m_axi_dram``."""
         dw = self.board.dram_bits
         nr, nw = len(self.memory_clients["rd"]), len(self.memory_clients["wr"])
-        for n, chans in ((nr, (("ar", "valid", 1), ("ar", "ready", 1),
-                               ("ar", "addr", DRAM_ADDRESS_BITS), ("ar", "len", 8),
-                               ("r", "valid", 1), ("r", "ready", 1), ("r", "data", dw),
-                               ("r", "resp", 2), ("r", "last", 1))),
-                         (nw, (("aw", "valid", 1), ("aw", "ready", 1),
-                               ("aw", "addr", DRAM_ADDRESS_BITS), ("aw", "len", 8),
-                               ("w", "valid", 1), ("w", "ready", 1), ("w", "data", dw),
-                               ("w", "strb", dw // 8), ("w", "last", 1), ("b", "valid", 1),
-                               ("b", "ready", 1), ("b", "resp", 2)))):
-            for ch, name, width in chans:
-                self.wire(n * width, f"mem_{ch}_{name}")
+        widths = self.memory_widths()
+        for kind, n in (("rd", nr), ("wr", nw)):
+            for ch, name in _MEMORY_CHANNELS[kind]:
+                self.wire(n * widths[name], f"mem_{ch}_{name}")
         if max(nr, nw) > 1 << DRAM_ID_BITS:
             raise FpdeepError(f"board {self.board.index}: {max(nr, nw)} off-chip memory "
                               f"movers, more than {DRAM_ID_BITS}-bit AXI IDs tell apart")
@@ -598,12 +600,8 @@ class _Glue:
             (("NR", nr), ("NW", nw), ("DW", dw), ("AWD", DRAM_ADDRESS_BITS),
              ("IDW", DRAM_ID_BITS)), (),
             (("clk", "clk"), ("rst", "rst"),
-             *((f"{ch}_{n}", f"mem_{ch}_{n}") for ch, n in (
-                 ("ar", "valid"), ("ar", "ready"), ("ar", "addr"), ("ar", "len"), ("r", "valid"),
-                 ("r", "ready"), ("r", "data"), ("r", "resp"), ("r", "last"), ("aw", "valid"),
-                 ("aw", "ready"), ("aw", "addr"), ("aw", "len"), ("w", "valid"),
-                 ("w", "ready"), ("w", "data"), ("w", "strb"), ("w", "last"), ("b", "valid"),
-                 ("b", "ready"), ("b", "resp"))),
+             *((f"{ch}_{n}", f"mem_{ch}_{n}")
+               for ch, n in (*_MEMORY_CHANNELS["rd"], *_MEMORY_CHANNELS["wr"])),
              *((f"m_axi_{name}", f"{DRAM_PREFIX}_{name}") for name in axi))))
 
     def depths(self) -> str:

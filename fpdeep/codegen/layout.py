@@ -40,10 +40,10 @@ from fpdeep.hwlib.protocol import BANK_ADDRESS_BITS, DRAM_BANK
 from fpdeep.ir import Network
 from fpdeep.ops import needs_error, spec
 from fpdeep.planning.store import (
-    OFF_CHIP,
     BoardStore,
     StoreBank,
     bank_depth,
+    off_chip_kind,
     read_copies,
     signed_bits,
 )
@@ -691,23 +691,21 @@ def board_layouts(d: Design, network: Network, *, batch: int) -> list[BoardLayou
         if any(r.unit is not None and r.unit.kind == "loss" for r in layout.resources):
             need(layout.index, "exp", len(golden_loss.EXP2_TABLE), False)
         items: list[tuple[str, int]] = []  # (item, depth), in bank order
-        off_chip = tuple(p for kind in d.boards[layout.index].off_chip for p in OFF_CHIP[kind])
+        board = d.boards[layout.index]
         dram: list[tuple[str, int, bool]] = []
         for key, (words, per_image) in sorted(sizes[layout.index].items()):
             if key.startswith(("act:", "err:", "psum:")):
                 full, per_image = rules.stored_words(layout.index, key)
                 words = max(words, full)
             depth = bank_depth(words, per_image=per_image, images=batch)
-            # a held item (the zero word, a label) is one word read again and again: on chip
-            movable = key not in held[layout.index] and any(
-                key.startswith(OFF_CHIP[kind]) for kind in OFF_CHIP)
+            kind = off_chip_kind(key)
             too_deep = depth > 1 << BANK_ADDRESS_BITS
-            if movable and ((off_chip and key.startswith(off_chip))
-                            or (too_deep and d.boards[layout.index].dram_bits)):
+            # a held item (the zero word, a label) is one word read again and again: on chip
+            if kind is not None and key not in held[layout.index] and (
+                    kind in board.off_chip or (too_deep and board.dram_bits)):
                 dram.append((key, words, per_image))
                 continue
             if too_deep:
-                kind = next((k for k in OFF_CHIP if key.startswith(OFF_CHIP[k])), "")
                 advice = f"keep it off chip (--off-chip {kind}), " if kind else ""
                 raise FpdeepError(f"board {layout.index}: {key} needs {depth} words, more "
                                   f"than a store bank addresses ({1 << BANK_ADDRESS_BITS}); "

@@ -32,7 +32,6 @@ from fpdeep.design.engine import (
 from fpdeep.design.mapping import RTL_MAPPING
 from fpdeep.design.names import Namer
 from fpdeep.design.units import (
-    LINK_RATE_DENOMINATOR,
     LOSS_CLASS_LIMIT,
     LinkModel,
     UnitDesign,
@@ -40,6 +39,7 @@ from fpdeep.design.units import (
     layer_unit,
     link_model,
     loss_unit,
+    model_rate,
     psum_unit,
     sgd_unit,
 )
@@ -230,7 +230,7 @@ def _off_chip_memory(plan: Plan, index: int, kinds: tuple[str, ...]) -> dict[str
                           f"latency_ns (with a latency_source), which off-chip data needs")
     bits = perf.memory_port_bits(gbytes_per_s=board.memory_gbytes_per_s, clock_mhz=clock)
     beats = Fraction(board.memory_gbytes_per_s * 8e3 / (clock * bits))
-    rate = min(Fraction(1), beats).limit_denominator(LINK_RATE_DENOMINATOR)
+    rate = model_rate(beats)
     return {"dram_bits": bits, "off_chip": tuple(k for k in OFF_CHIP if k in kinds),
             "dram_latency": math.ceil(board.memory_latency_ns * clock / 1e3 - 1e-9),
             "dram_num": rate.numerator, "dram_den": rate.denominator}

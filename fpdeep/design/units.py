@@ -386,6 +386,12 @@ class LinkModel:
 LINK_RATE_DENOMINATOR = 1 << 10
 
 
+def model_rate(beats: Fraction) -> Fraction:
+    """``beats`` per cycle as a simulation model's token bucket takes it (a link channel's,
+    the memory model's): at most 1, with a denominator of at most `LINK_RATE_DENOMINATOR`."""
+    return min(Fraction(1), beats).limit_denominator(LINK_RATE_DENOMINATOR)
+
+
 def link_model(west: int, *, rate: perf.LinkRate, gbps: float, latency: int) -> LinkModel:
     """The link between boards ``west`` and ``west + 1`` at ``rate`` (``gbps`` line rate): the
     line's beats per cycle as a fraction of at most 1 (the ports take a beat a cycle), and what
@@ -397,7 +403,7 @@ def link_model(west: int, *, rate: perf.LinkRate, gbps: float, latency: int) -> 
             f"the link between boards {west} and {west + 1} carries {float(beats):.3g} beats "
             f"of {rate.port_bits} bits per cycle; the generated link model needs at least "
             f"1/{LINK_RATE_DENOMINATOR} (--link-gbps {least:.3g} or more at this clock)")
-    beat_rate = min(Fraction(1), beats).limit_denominator(LINK_RATE_DENOMINATOR)
+    beat_rate = model_rate(beats)
     limits = {"source": Fraction(rate.source_words_per_cycle).limit_denominator(),
               "port": Fraction(rate.words_per_beat), "line rate": beat_rate * rate.words_per_beat}
     words = min(limits.values())

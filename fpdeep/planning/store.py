@@ -29,6 +29,14 @@ URAM_SHAPES = ((4096, 72),)
 OFF_CHIP = {"weights": ("w:", "b:", "p:"), "grads": ("acc:", "v:"),
             "stash": ("act:", "err:", "psum:", "argmax:", "discard:")}
 
+
+
+def off_chip_kind(item: str) -> str | None:
+    """The kind of data (a key of `OFF_CHIP`) stored item ``item`` is, None if none."""
+    return next((kind for kind, prefixes in OFF_CHIP.items() if item.startswith(prefixes)),
+                None)
+
+
 #: Copies a bank may have: the store grants at most three reads of one bank per cycle.
 MAX_READ_COPIES = 3
 #: The fewest words a bank holds (a one-word bank would have a zero-bit address).
