@@ -290,5 +290,6 @@ def memory_cycles(d: Design, network: Network,
 def design_figures(d: Design, network: Network) -> PipelineFigures:
     """The planner's figures for the generated design: the task graph's timeline with every
     task's instruction cycles and off-chip memory latencies."""
-    return pipeline_figures(d, network, setup=instruction_cycles(d, network),
-                            memory=memory_cycles(d, network))
+    layouts = board_layouts(d, network, batch=1)
+    return pipeline_figures(d, network, setup=instruction_cycles(d, network, layouts),
+                            memory=memory_cycles(d, network, layouts))

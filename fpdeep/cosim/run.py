@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fpdeep.codegen.layout import board_layouts
 from fpdeep.codegen.ports import frame_beats_for
 from fpdeep.codegen.program import design_figures, instruction_cycles, memory_cycles
 from fpdeep.cosim.hosts import run_session
@@ -266,8 +267,9 @@ def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None
     # the model of this step: the task graph's timeline at this batch, every task costed as
     # its sequencer runs it (the planner's (B - 1) II + first image is its closed form)
     step = schedule(design, network, batch=batch)
-    modelled = step.cycles(links, setup=instruction_cycles(design, network),
-                           memory=memory_cycles(design, network))
+    layouts = board_layouts(design, network, batch=1)
+    modelled = step.cycles(links, setup=instruction_cycles(design, network, layouts),
+                           memory=memory_cycles(design, network, layouts))
     cycles = [s["cycles"] for s in tb["steps"]]
     mean = sum(cycles) / len(cycles)
     result = {
