@@ -37,6 +37,7 @@ from fpdeep.design.lower import BoardDesign, Design
 from fpdeep.errors import FpdeepError
 from fpdeep.hwlib import (
     CSR,
+    DRAM_PORT,
     LINK_CHANNEL,
     LINK_PACK,
     LINK_RX,
@@ -84,15 +85,6 @@ DRAM_PREFIX = "m_axi_dram"
 DRAM_BURST_BEATS = 8
 #: ID bits of the off-chip memory master: its readers and writers are told apart by ID.
 DRAM_ID_BITS = 8
-#: The AXI4 signals of a memory port client, (channel, signal), by kind: a reader's AR and R,
-#: a writer's AW, W and B (hw/board/fpdeep_dram_port.sv's client ports, one slice each).
-_MEMORY_CHANNELS = {
-    "rd": (("ar", "valid"), ("ar", "ready"), ("ar", "addr"), ("ar", "len"), ("r", "valid"),
-           ("r", "ready"), ("r", "data"), ("r", "resp"), ("r", "last")),
-    "wr": (("aw", "valid"), ("aw", "ready"), ("aw", "addr"), ("aw", "len"), ("w", "valid"),
-           ("w", "ready"), ("w", "data"), ("w", "strb"), ("w", "last"), ("b", "valid"),
-           ("b", "ready"), ("b", "resp")),
-}
 
 
 def link_port(side: str, direction: str, width: int) -> tuple:
@@ -569,26 +561,25 @@ class _Glue:
     def memory_client(self, kind: str, c: int) -> tuple[tuple[str, str], ...]:
         """The connections of memory port client ``c``: a reader's (``rd``: AR and R) or a
         writer's (``wr``: AW, W and B)."""
-        widths = self.memory_widths()
-        return tuple((f"{ch}_{n}", f"mem_{ch}_{n}[{c * widths[n]} +: {widths[n]}]"
-                      if widths[n] > 1 else f"mem_{ch}_{n}[{c}]")
-                     for ch, n in _MEMORY_CHANNELS[kind])
+        return tuple((name, f"mem_{name}[{c * width} +: {width}]" if width > 1
+                      else f"mem_{name}[{c}]") for name, width in self.memory_signals(kind))
 
-    def memory_widths(self) -> dict[str, int]:
-        """Bits of each memory port client signal, by its name within its channel."""
-        dw = self.board.dram_bits
-        return {"valid": 1, "ready": 1, "last": 1, "addr": DRAM_ADDRESS_BITS, "len": 8,
-                "data": dw, "resp": 2, "strb": dw // 8}
+    def memory_signals(self, kind: str) -> list[tuple[str, int]]:
+        """(name, bits) of each signal of one memory port client of ``kind``, as the port
+        declares them."""
+        channels = ("ar_", "r_") if kind == "rd" else ("aw_", "w_", "b_")
+        ports = DRAM_PORT.ports(NR=1, NW=1, DW=self.board.dram_bits, AWD=DRAM_ADDRESS_BITS,
+                                IDW=DRAM_ID_BITS)
+        return [(p.name, p.width) for p in ports if p.name.startswith(channels)]
 
     def memory_port(self) -> None:
         """The memory port: every reader and writer of off-chip memory on the board's AXI4
         master ``m_axi_dram``."""
         dw = self.board.dram_bits
         nr, nw = len(self.memory_clients["rd"]), len(self.memory_clients["wr"])
-        widths = self.memory_widths()
         for kind, n in (("rd", nr), ("wr", nw)):
-            for ch, name in _MEMORY_CHANNELS[kind]:
-                self.wire(n * widths[name], f"mem_{ch}_{name}")
+            for name, width in self.memory_signals(kind):
+                self.wire(n * width, f"mem_{name}")
         if max(nr, nw) > 1 << DRAM_ID_BITS:
             raise FpdeepError(f"board {self.board.index}: {max(nr, nw)} off-chip memory "
                               f"movers, more than {DRAM_ID_BITS}-bit AXI IDs tell apart")
@@ -600,8 +591,8 @@ class _Glue:
             (("NR", nr), ("NW", nw), ("DW", dw), ("AWD", DRAM_ADDRESS_BITS),
              ("IDW", DRAM_ID_BITS)), (),
             (("clk", "clk"), ("rst", "rst"),
-             *((f"{ch}_{n}", f"mem_{ch}_{n}")
-               for ch, n in (*_MEMORY_CHANNELS["rd"], *_MEMORY_CHANNELS["wr"])),
+             *((name, f"mem_{name}")
+               for kind in ("rd", "wr") for name, _ in self.memory_signals(kind)),
              *((f"m_axi_{name}", f"{DRAM_PREFIX}_{name}") for name in axi))))
 
     def depths(self) -> str:
