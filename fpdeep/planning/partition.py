@@ -135,6 +135,18 @@ class ChainModel:
     def work_per_channel(self) -> np.ndarray:
         return np.array([layer.macs_per_channel for layer in self.layers], dtype=np.float64)
 
+    @cached_property
+    def cut_allowed(self) -> np.ndarray:
+        """Per position 0..total, whether boards may be cut there: not inside a group of a
+        grouped convolution, whose engines run whole groups."""
+        ok = np.ones(self.total + 1, dtype=bool)
+        for layer in self.layers:
+            per = layer.co // layer.groups
+            if layer.groups > 1 and per > 1:
+                inside = np.arange(layer.offset + 1, layer.offset + layer.co)
+                ok[inside[(inside - layer.offset) % per != 0]] = False
+        return ok
+
 
 def chain_model(network: Network, *, precision: int, pipelining: str,
                 batch: int | None = None) -> ChainModel:
@@ -282,9 +294,16 @@ def partition_fpdeep(chain: ChainModel, cluster: Cluster) -> tuple[int, ...]:
         pos = chain.layers[i].offset + min(k, chain.layers[i].co)
         pos = max(pos, cuts[-1] + 1)  # every board gets at least one channel
         pos = min(pos, chain.total - (n - 1 - b))
-        cuts.append(pos)
+        cuts.append(_allowed_near(chain, pos, cuts[-1], chain.total - (n - 1 - b)))
     cuts.append(chain.total)
     return tuple(cuts)
+
+
+def _allowed_near(chain: ChainModel, pos: int, after: int, most: int) -> int:
+    """The allowed cut position nearest ``pos`` in (``after``, ``most``] (``pos`` when there
+    is none: `check_buildable` then names the grouped convolution cut inside a group)."""
+    ok = np.nonzero(chain.cut_allowed[after + 1:most + 1])[0] + after + 1
+    return pos if ok.size == 0 else int(ok[np.argmin(np.abs(ok - pos))])
 
 
 @dataclass(frozen=True)
@@ -392,7 +411,7 @@ class _Search:
         if end <= start or b >= len(self.cluster.link_gbps):  # the last board must finish
             return None
         cycles = self.link_cycles(self.cluster.link_gbps[b])[start + 1 : end + 1]
-        ok = np.nonzero(cycles <= ii)[0]
+        ok = np.nonzero((cycles <= ii) & self.chain.cut_allowed[start + 1 : end + 1])[0]
         return None if ok.size == 0 else start + 1 + int(ok[-1])
 
     def greedy(self, ii: int) -> list[int] | None:
@@ -422,7 +441,7 @@ class _Search:
     def spare_cuts(self, ii: int) -> np.ndarray:
         """Positions where the slowest link of the chain carries the cut's traffic in the II."""
         cycles = self.link_cycles(min(self.cluster.link_gbps))
-        ok = cycles <= ii
+        ok = (cycles <= ii) & self.chain.cut_allowed
         ok[0] = ok[-1] = False
         return ok
 
