@@ -7,6 +7,7 @@ from fpdeep.hwlib.library import (
     AFFINE,
     AXIL_SLAVE,
     BN_FROZEN,
+    BN_TRAIN,
     CHANNEL_WORDS,
     CONVERT,
     CRC32,
@@ -49,8 +50,8 @@ from fpdeep.hwlib.library import (
 )
 from fpdeep.hwlib.signature import Module, Port, Signal, Stream
 
-__all__ = ["ADD", "AFFINE", "AXIL_SLAVE", "BN_FROZEN", "CHANNEL_WORDS", "CONVERT", "CRC32", "CSR",
-           "DRAM_PORT",
+__all__ = ["ADD", "AFFINE", "AXIL_SLAVE", "BN_FROZEN", "BN_TRAIN", "CHANNEL_WORDS", "CONVERT",
+           "CRC32", "CSR", "DRAM_PORT",
            "DROPOUT", "ENGINE", "FANOUT", "FOLDERS", "LINK_CHANNEL", "LINK_DEFRAMER", "LINK_END",
            "LINK_FRAMER", "LINK_KEEP", "LINK_MODEL", "LINK_PACK", "LINK_RX", "LINK_TX",
            "LINK_UNPACK", "LOOP_NEST", "LOSS", "LRN", "LRN_TABLE", "MAC_ARRAY", "MEM_MODEL",

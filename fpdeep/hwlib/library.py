@@ -43,9 +43,9 @@ FOLDERS: Mapping[str, str] = MappingProxyType({
     "common": "stream plumbing, memories, the requantiser and the loop nest, shared by all",
     "engine": "the Conv/FC loop-nest engine and its MAC array and tensor walkers",
     "pool": "the pooling engine",
-    "eltwise": "element-wise units: ReLU, Dropout, frozen BatchNormalization, per-channel "
-               "Scale and Bias, LRN, format conversion (Concat), residual add, error fan-out, "
-               "partial sums",
+    "eltwise": "element-wise units: ReLU, Dropout, BatchNormalization (frozen and training), "
+               "per-channel Scale and Bias, LRN, format conversion (Concat), residual add, "
+               "error fan-out, partial sums",
     "loss": "the loss-gradient unit",
     "sgd": "the weight update",
     "link": "framing between neighbouring boards",
@@ -185,6 +185,21 @@ BN_FROZEN = Module(
     (*CLOCKED, config("cfg_bwd", 1), config("cfg_plane", "AW"), config("cfg_yshift", "SW"),
      sink("s_p", "PW", last=None), sink("s_x", "DW"), source("m", "DW")),
     uses=("fpdeep_channel_words", "fpdeep_requant"))
+
+BN_TRAIN = Module(
+    "fpdeep_bn_train", "eltwise",
+    "BatchNormalization in training mode: batch statistics and reciprocal square root, the "
+    "running statistics' update, forward, gradient sums and input error, in passes over the "
+    "batch with per-channel state kept between them",
+    # CD: channels the per-channel memories hold; RW: bits of the r_* shifts; EW: epsilon bits
+    {"DW": 16, "ACCW": ACC_WIDTH, "AW": 32, "SW": SHIFT_WIDTH, "CD": 64, "RW": 7, "EW": 32},
+    (*CLOCKED, config("cfg_pass", 3), config("cfg_images", "AW"), config("cfg_channels", "AW"),
+     config("cfg_plane", "AW"), config("cfg_mm", 17), config("cfg_rm", "RW"),
+     config("cfg_mu", 17), config("cfg_ru", "RW"), config("cfg_mc", 17), config("cfg_rc", "RW"),
+     config("cfg_eps", "EW"), config("cfg_yshift", "SW"), config("cfg_eshift", "SW"),
+     sink("s_p", "ACCW", last=None), sink("s_x", "DW"), sink("s_e", "DW"), source("m", "DW"),
+     source("m_g", "ACCW")),
+    uses=("fpdeep_requant",))
 
 AFFINE = Module(
     "fpdeep_affine", "eltwise",
@@ -582,8 +597,8 @@ RESET_SYNC = Module(
 #: Every module of hw/ by name, in the order the docs list them.
 MODULES: Mapping[str, Module] = MappingProxyType({m.name: m for m in (
     SKID_BUFFER, STREAM_FIFO, SDP_RAM, REQUANT, LOOP_NEST, TENSOR_WALKER, MAC_ARRAY, ENGINE,
-    POOL, RELU, DROPOUT, CHANNEL_WORDS, BN_FROZEN, AFFINE, LRN_TABLE, LRN, CONVERT, ADD, FANOUT,
-    PSUM, LOSS, SGD, SGD_MOMENTUM,
+    POOL, RELU, DROPOUT, CHANNEL_WORDS, BN_FROZEN, BN_TRAIN, AFFINE, LRN_TABLE, LRN, CONVERT,
+    ADD, FANOUT, PSUM, LOSS, SGD, SGD_MOMENTUM,
     LINK_TX, LINK_RX, LINK_PACK, LINK_UNPACK, LINK_KEEP, CRC32, LINK_FRAMER, LINK_DEFRAMER,
     LINK_END, AXIL_SLAVE, CSR,
     STORE, MOVER_RD, MOVER_WR, DRAM_RD, DRAM_WR, DRAM_PORT, SEQUENCER, HOST, BOARD_CTL,
