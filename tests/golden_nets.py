@@ -165,3 +165,32 @@ def residual_cnn(path: Path):
     net.flatten()
     net.fc(5)
     return net.load(path)
+
+
+def small_cifar_resnet(*, seed: int = 21) -> OnnxNet:
+    """A CIFAR-style ResNet at reduced size: a 16x16x3 image, a 3x3 convolution to 8
+    channels, then one basic block per stage of 8, 16 and 32 channels (conv-BN-ReLU-conv-BN,
+    the shortcut a 1x1 convolution and BN where the shape changes, Add, ReLU), global
+    average pooling and a 10-class FC layer; every BatchNormalization as ONNX writes it."""
+    net = OnnxNet((3, 16, 16), seed=seed)
+    net.conv(8, 3, pads=(1, 1, 1, 1), bias=False)
+    net.batchnorm()
+    x = net.relu()
+    cin = 8
+    for cout, stride in ((8, 1), (16, 2), (32, 2)):
+        net.conv(cout, 3, stride=stride, pads=(1, 1, 1, 1), bias=False, src=x)
+        net.batchnorm()
+        net.relu()
+        net.conv(cout, 3, pads=(1, 1, 1, 1), bias=False)
+        main = net.batchnorm()
+        shortcut = x
+        if stride != 1 or cin != cout:
+            net.conv(cout, 1, stride=stride, bias=False, src=x)
+            shortcut = net.batchnorm()
+        net.add(main, shortcut)
+        x = net.relu()
+        cin = cout
+    net.gap()
+    net.flatten()
+    net.fc(10)
+    return net

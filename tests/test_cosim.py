@@ -462,11 +462,7 @@ def test_weights_gradients_and_stash_off_chip_train_bit_exact(tmp_path):
         assert abs(result["cycle_error"]) < 0.02, result
 
 
-@pytest.mark.parametrize("boards", [1, 2])
-def test_frozen_batchnorm_trains_bit_exact(tmp_path, boards):
-    """conv-BN-ReLU twice with --bn frozen: each BatchNormalization is the per-channel affine
-    of its running statistics on the boards' fpdeep_bn_frozen, whose constants the host
-    computes from the model's statistics and loads; the convolutions train around them."""
+def _conv_bn_net():
     from golden_nets import OnnxNet
 
     net = OnnxNet((2, 6, 6), seed=11)
@@ -478,10 +474,44 @@ def test_frozen_batchnorm_trains_bit_exact(tmp_path, boards):
     net.relu()
     net.flatten()
     net.fc(5)
-    path = tmp_path / f"bn{boards}"
-    _train_two_steps(net, path, boards=boards, bn="frozen")
+    return net
+
+
+def test_frozen_batchnorm_trains_bit_exact(tmp_path):
+    """conv-BN-ReLU twice with --bn frozen: each BatchNormalization is the per-channel affine
+    of its running statistics on the boards' fpdeep_bn_frozen, whose constants the host
+    computes from the model's statistics and loads; the convolutions train around them."""
+    path = tmp_path / "bn"
+    _train_two_steps(_conv_bn_net(), path, bn="frozen")
     info = json.loads((path / "design.json").read_text())["build"]
     assert info["bn"] == "frozen"
+
+
+@pytest.mark.parametrize(("boards", "sgd"), [(1, {}), (2, {"momentum": 0.9,
+                                                          "weight_decay": 0.01})])
+def test_batchnorm_on_batch_statistics_trains_bit_exact(tmp_path, boards, sgd):
+    """conv-BN-ReLU twice, each BatchNormalization trained on the batch's statistics by
+    fpdeep_bn_train: the batch's mean and variance (its rsqrt and the running statistics'
+    update) before any image is normalised, the batch's gradient sums before any input
+    error; gamma and beta updated by the SGD unit (with momentum and weight decay on two
+    boards). Outputs, input errors, gradient sums, new gamma, beta, velocities and running
+    statistics are bit-exact over two steps, then the forward-only pass."""
+    path = tmp_path / f"bnt{boards}"
+    _train_two_steps(_conv_bn_net(), path, boards=boards, **sgd)
+    tops = "".join(p.read_text() for p in (path / "rtl").glob("board_*/fpdeep_board_*.sv"))
+    assert tops.count("fpdeep_bn_train #(") == 2 and "fpdeep_bn_frozen #(" not in tops
+
+
+@pytest.mark.full
+def test_a_small_cifar_resnet_trains_bit_exact_on_two_boards(tmp_path):
+    """Issue 18's ResNet case: a CIFAR-style ResNet at reduced size (16x16x3, a stage each of
+    8, 16 and 32 channels, projection shortcuts) with every BatchNormalization trained on
+    batch statistics, over two boards with momentum 0.9 and weight decay: two steps and the
+    forward-only pass bit-exact, the cycle model within 1 %."""
+    from golden_nets import small_cifar_resnet
+
+    _train_two_steps(small_cifar_resnet(), tmp_path / "resnet", boards=2, momentum=0.9,
+                     weight_decay=0.01)
 
 
 @pytest.mark.parametrize("boards", [1, 2])

@@ -32,7 +32,14 @@ from fpdeep.codegen.ports import (
     unit_parts,
 )
 from fpdeep.design.lower import BoardDesign, Design, EngineDesign, SliceDesign
-from fpdeep.design.units import BN_TABLE, BN_TABLE_BITS, UnitDesign, dropout_image_seed
+from fpdeep.design.units import (
+    BN_PASSES,
+    BN_TABLE,
+    BN_TABLE_BITS,
+    UnitDesign,
+    bn_pass_config,
+    dropout_image_seed,
+)
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import loss as golden_loss
 from fpdeep.hwlib import LINK_RX, LINK_TX, Module
@@ -517,6 +524,8 @@ class TaskWork:
                          cfg=(("cfg_bwd", 0),))]
         if kind == "affine":
             return [self._affine(task, res, x_item, n_in)]
+        if kind == "bn_train":
+            return self._bn_train(task, res, x_item, n_in)
         if kind == "dropout":
             # forward (or off): the input activation in; backward: the output's error in, the
             # mask made again from the same seed
@@ -598,6 +607,53 @@ class TaskWork:
                      Access(res.mover("m", out=True), True, y[0], n, i, y[1])),
                     cfg=(("cfg_pass", 0), ("cfg_shift", shift)))
 
+    def _bn_train(self, task: Task, res: Resource, x_item: str, n: int) -> list[Work]:
+        """A BatchNormalization trained on batch statistics (fpdeep_bn_train). An image's
+        forward pass: gamma and beta (``p:<unit>``, every channel's gamma, then every
+        channel's beta) and the activation in, the output out; its backward pass: gamma,
+        the activation and the output's error in, the input's error out. A pass over the
+        batch streams one image after another (the activation, and for the gradient sums the
+        error too); at its end the variance pass updates the running statistics
+        (``r:<unit>``: the means, then the variances) in place, and the gradient pass writes
+        the sums of gamma and beta (``acc:<unit>``, as ``p:``)."""
+        u, board = res.unit, task.board
+        layer = self.layers[task.layer]
+        c = u.info["channels"]
+        e = self.locate(board, item("err", layer.output))
+        if task.what in ("fp", "bp"):
+            i = task.image
+            fp = task.what == "fp"
+            params = Access(res.mover("s_p"), False, affine_item("p", u.ident),
+                            2 * c if fp else c)
+            x = self.reads(res.mover("s_x"), board, x_item, n, i)
+            if fp:
+                y = self.locate(board, item("act", layer.output))
+                return [Work((params, *x, Access(res.mover("m", out=True), True, y[0], n, i,
+                                                 y[1])),
+                             cfg=(("cfg_pass", BN_PASSES["fp"]),))]
+            out = self.locate(board, contribution_item(self.canon(layer.inputs[0]),
+                                                       layer.name))
+            return [Work((params, *x, Access(res.mover("s_e"), False, e[0], n, i, e[1]),
+                          Access(res.mover("m", out=True), True, out[0], n, i, out[1])),
+                         cfg=(("cfg_pass", BN_PASSES["bp"]),))]
+        images = task.elements // u.info["elements"]
+        works = []
+        for i in range(images):
+            acc = [*self.reads(res.mover("s_x"), board, x_item, n, i)]
+            if task.what == "grad":
+                acc.append(Access(res.mover("s_e"), False, e[0], n, i, e[1]))
+            if i == images - 1 and task.what.startswith("var"):
+                running = bn_running_item(u.ident)
+                acc += [Access(res.mover("s_p"), False, running, 2 * c),
+                        Access(res.mover("m_g", out=True), True, running, 2 * c)]
+            if i == images - 1 and task.what == "grad":
+                acc.append(Access(res.mover("m_g", out=True), True, affine_item("acc", u.ident),
+                                  2 * c))
+            # the configuration once, before the first image
+            works.append(Work(tuple(acc), cfg=bn_pass_config(u, task.what, images) if not i
+                              else (), ends_task=i == images - 1))
+        return works
+
     def loss_table(self, res: Resource) -> Work:
         """The loss unit's exp table into the unit: once, when the host configures the board."""
         return Work((Access(res.mover("s_t"), False, "exp", len(golden_loss.EXP2_TABLE)),))
@@ -619,15 +675,17 @@ class TaskWork:
         roles = self.sgd_roles(task.board)
         velocity = bool(res.unit.info.get("velocity"))
         for k, (s, role) in enumerate(roles):
-            if isinstance(s, UnitDesign):  # a trained unit's parameter
-                n, off, store = s.info["channels"], 0, affine_item("p", s.ident)
+            if isinstance(s, UnitDesign):  # a trained unit's parameter: its place in p:
+                n = s.info["channels"]
+                off = woff = n * unit_roles(s).index(role)
+                store = affine_item("p", s.ident)
             else:
                 nw = s.engines["wg"].out_beats - ((s.hi - s.lo) if s.has_bias else 0)
                 n, off = (nw, 0) if role == "weight" else (s.hi - s.lo, nw)
-                store = f"w:{s.ident}" if role == "weight" else f"b:{s.ident}"
+                store, woff = f"w:{s.ident}" if role == "weight" else f"b:{s.ident}", 0
             accesses = [Access(res.mover("s_g"), False, f"acc:{s.ident}", n, -1, off),
-                        Access(res.mover("s_w"), False, store, n),
-                        Access(res.mover("m", out=True), True, store, n)]
+                        Access(res.mover("s_w"), False, store, n, -1, woff),
+                        Access(res.mover("m", out=True), True, store, n, -1, woff)]
             if velocity:
                 accesses += [Access(res.mover("s_v"), False, f"v:{s.ident}", n, -1, off),
                              Access(res.mover("m_v", out=True), True, f"v:{s.ident}", n, -1,
@@ -641,10 +699,21 @@ class TaskWork:
         (unit, role) of each trained unit's parameter (a per-channel Scale or Bias)."""
         slices = [s for b in self.d.boards if b.index == board for s in b.slices]
         units = [u for b in self.d.boards if b.index == board for u in b.units
-                 if u.kind == "affine"]
+                 if u.kind in TRAINED_UNITS]
         return [*((s, role) for s in slices for role in ("weight", "bias")
                   if role == "weight" or s.has_bias),
-                *((u, u.info["role"]) for u in units)]
+                *((u, role) for u in units for role in unit_roles(u))]
+
+
+#: The units whose parameters train: per-channel Scale and Bias, BatchNormalization on
+#: batch statistics.
+TRAINED_UNITS = ("affine", "bn_train")
+
+
+def unit_roles(u: UnitDesign) -> tuple[str, ...]:
+    """The parameters of a trained unit in the order its ``p:`` item (and ``acc:``, ``v:``)
+    holds them, each ``channels`` words: a Scale's or Bias's one; gamma and beta."""
+    return ("scale", "bias") if u.kind == "bn_train" else (u.info["role"],)
 
 
 def _last_layer(network: Network):
@@ -751,6 +820,13 @@ def affine_item(kind: str, unit: str) -> str:
     """The store item of a per-channel Scale or Bias unit's parameter (``p``) or gradient
     accumulators (``acc``)."""
     return f"{kind}:{unit}"
+
+
+def bn_running_item(unit: str) -> str:
+    """The store item of a trained BatchNormalization unit's running statistics: every
+    channel's mean, then every channel's variance (Q32 at the formats of
+    `fpdeep.golden.batchnorm.running_formats`)."""
+    return f"r:{unit}"
 
 
 def bn_table_item(unit: str, what: str) -> str:

@@ -19,12 +19,13 @@ from types import MappingProxyType
 
 from fpdeep.design.engine import ACC_BITS
 from fpdeep.design.lower import EngineDesign, SliceDesign
-from fpdeep.design.units import LinkModel, UnitDesign
+from fpdeep.design.units import BN_TRAIN_RUNTIME, LinkModel, UnitDesign
 from fpdeep.errors import FpdeepError
 from fpdeep.hwlib import (
     ADD,
     AFFINE,
     BN_FROZEN,
+    BN_TRAIN,
     CONVERT,
     DROPOUT,
     ENGINE,
@@ -152,6 +153,11 @@ UNIT_RTL: Mapping[str, tuple[Part, ...]] = MappingProxyType({
     # the controller sets the direction per pass; the constants of each channel come on s_p
     "bn": (Part(BN_FROZEN, "frozen BatchNormalization of layer {layer}",
                 inputs={"cfg_bwd": "bwd"}),),
+    # trained on batch statistics: the controller sets the pass and the batch's counts per
+    # pass; the per-channel state stays in the unit from the statistics to the input error
+    "bn_train": (Part(BN_TRAIN, "BatchNormalization of layer {layer}, batch statistics",
+                      params=("DW", "ACCW", "CD"),
+                      inputs={name: name.removeprefix("cfg_") for name in BN_TRAIN_RUNTIME}),),
     # the controller sets the direction per pass; the rings are as deep as window and plane
     "lrn": (Part(LRN, "LRN of layer {layer}", params=("DW", "NMAX", "PD"),
                  inputs={"cfg_bwd": "bwd"}),),

@@ -32,10 +32,10 @@ from fpdeep.errors import FpdeepError
 from fpdeep.files import check_writable_file, read_json, write_file
 from fpdeep.golden import train_step, weight_formats
 from fpdeep.golden.step import StepContext, infer, logits_tensor
-from fpdeep.ir import Network
+from fpdeep.ir import Network, Op
 from fpdeep.numerics import Numerics, quantise
 from fpdeep.ops import spec, stored_transposed, trainable_refs
-from fpdeep.ops.batchnorm import with_batchnorm
+from fpdeep.ops.batchnorm import running_fixed, trains, with_batchnorm
 from fpdeep.planning.planner import Plan
 from fpdeep.progress import Progress
 from fpdeep.schedule.tasks import RUN, Task, schedule, task_cycles
@@ -201,6 +201,12 @@ def compare(network: Network, record: Mapping[str, np.ndarray], weights: dict[st
                     vel = quantise(res.state[ref.name], nm.fmt("vel", layer.name))
                     expected[f"new_velocity_{ref.role}"] = \
                         vel.T if stored_transposed(layer, ref.role) else vel
+            if layer.op is Op.BATCHNORM and trains(layer):  # the running statistics
+                ctx = StepContext.make(network, nm, loss)
+                stats = {ref.role: res.weights[ref.name] for ref in layer.weights
+                         if ref.role in ("mean", "var")}
+                mean, var = running_fixed(ctx, layer, stats)
+                expected |= {"new_mean": mean, "new_var": var}
             for tensor, want in expected.items():
                 key = f"{step}/{layer.name}/{tensor}"
                 if key not in record:

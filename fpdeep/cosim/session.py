@@ -23,12 +23,15 @@ import numpy as np
 
 from fpdeep.codegen.board import design_hash
 from fpdeep.codegen.layout import (
+    TRAINED_UNITS,
     TaskWork,
     affine_item,
+    bn_running_item,
     bn_table_item,
     board_layouts,
     constant_contents,
     program_words,
+    unit_roles,
 )
 from fpdeep.codegen.ports import LINK_COUNTERS, SIDES
 from fpdeep.codegen.program import compile_step, setup_program
@@ -49,7 +52,7 @@ from fpdeep.hwlib.protocol import (
     word,
 )
 from fpdeep.ops import spec
-from fpdeep.ops.batchnorm import frozen_constants
+from fpdeep.ops.batchnorm import frozen_constants, running_fixed
 from fpdeep.schedule.tasks import contribution_item, item
 
 from .script import NO_LINK_FAULTS, POLL_OUTCOMES, LinkFaults, Op, Outputs, Script
@@ -160,9 +163,10 @@ class _Builder:
         self.maps: list[RegisterMap] = [
             register_map(counters=len(self.layouts[b.index].resources)) for b in design.boards]
         self.slices = [(b.index, s) for b in design.boards for s in b.slices]
-        # trained per-channel Scale and Bias units, whose parameters the boards update too
-        self.affines = [(b.index, u) for b in design.boards for u in b.units
-                        if u.kind == "affine"]
+        # trained units (per-channel Scale and Bias, BatchNormalization on batch statistics),
+        # whose parameters the boards update too
+        self.trained = [(b.index, u) for b in design.boards for u in b.units
+                        if u.kind in TRAINED_UNITS]
         self.s = Session(len(design.boards), {
             b: [r.name for r in layout.resources] for b, layout in enumerate(self.layouts)})
 
@@ -233,10 +237,15 @@ class _Builder:
                 self.write(board, f"b:{s.ident}", p["bias"][s.lo:s.hi])
             if self.design.velocity:
                 self.write(board, f"v:{s.ident}", self.slice_velocities(s))
-        for board, u in self.affines:
-            self.write(board, affine_item("p", u.ident), self.params[u.layer][u.info["role"]])
+        for board, u in self.trained:
+            p = self.params[u.layer]
+            self.write(board, affine_item("p", u.ident),
+                       np.concatenate([np.ravel(p[role]) for role in unit_roles(u)]))
             if self.design.velocity:
-                self.write(board, f"v:{u.ident}", self.affine_velocities(u))
+                self.write(board, f"v:{u.ident}", self.unit_velocities(u))
+            if u.kind == "bn_train":  # the running statistics, updated by the boards
+                self.write(board, bn_running_item(u.ident),
+                           np.concatenate(running_fixed(self.ctx, self.net.layer(u.layer), p)))
         for b in self.design.boards:  # frozen BatchNormalizations' per-channel constants
             for u in b.units:
                 if u.kind == "bn":
@@ -271,11 +280,14 @@ class _Builder:
             parts.append(np.asarray(v, dtype=np.int64)[s.lo:s.hi].ravel())
         return np.concatenate(parts)
 
-    def affine_velocities(self, u) -> np.ndarray:
-        """A per-channel Scale or Bias unit's velocities (zeros without one yet)."""
-        ref = self.net.layer(u.layer).weight(u.info["role"])
-        v = self.velocities.get(ref.name, np.zeros(u.info["channels"], dtype=np.int64))
-        return np.asarray(v, dtype=np.int64).ravel()
+    def unit_velocities(self, u) -> np.ndarray:
+        """A trained unit's velocities, laid out as its parameters (zeros without one
+        yet)."""
+        layer = self.net.layer(u.layer)
+        return np.concatenate([
+            np.asarray(self.velocities.get(layer.weight(role).name,
+                                           np.zeros(u.info["channels"])), dtype=np.int64).ravel()
+            for role in unit_roles(u)])
 
     def images(self, images: np.ndarray) -> None:
         """``images`` (quantised) into the store's image slots 0, 1, ..."""
@@ -367,10 +379,12 @@ class _Builder:
             out[f"{layer.name}/new_weight"] = Traced(tuple(new_w), False)
             if layer.weight("bias") is not None:
                 out[f"{layer.name}/new_bias"] = Traced(tuple(new_b), False)
-        for board, u in self.affines:
+        for board, u in self.trained:
             n = u.info["channels"]
-            out[f"{u.layer}/new_{u.info['role']}"] = Traced(
-                (Part(self.read(board, affine_item("p", u.ident), n), (n,)),), False)
+            for k, role in enumerate(unit_roles(u)):
+                out[f"{u.layer}/new_{role}"] = Traced(
+                    (Part(self.read(board, affine_item("p", u.ident), n, offset=k * n), (n,)),),
+                    False)
         return out
 
     def faults(self) -> None:
@@ -436,14 +450,17 @@ class _Builder:
                                                      for v, p in zip(vel, acc_b, strict=True)]}
             for name, parts in traced.items():
                 self.s.traced[f"{step}/{layer.name}/{name}"] = Traced(tuple(parts), False)
-        for board, u in self.affines:  # a per-channel Scale or Bias: its sums and velocity
-            n, role = u.info["channels"], u.info["role"]
-            keys = {f"acc_{role}": affine_item("acc", u.ident)}
-            if d.velocity:
-                keys[f"new_velocity_{role}"] = f"v:{u.ident}"
-            for name, key in keys.items():
-                self.s.traced[f"{step}/{u.layer}/{name}"] = Traced(
-                    (Part(self.read(board, key, n), (n,)),), False)
+        for board, u in self.trained:  # a trained unit: its sums and velocities
+            n = u.info["channels"]
+            for k, role in enumerate(unit_roles(u)):
+                keys = {f"acc_{role}": affine_item("acc", u.ident)}
+                if d.velocity:
+                    keys[f"new_velocity_{role}"] = f"v:{u.ident}"
+                if u.kind == "bn_train":  # and the running statistics it updates
+                    keys[f"new_{('mean', 'var')[k]}"] = bn_running_item(u.ident)
+                for name, key in keys.items():
+                    self.s.traced[f"{step}/{u.layer}/{name}"] = Traced(
+                        (Part(self.read(board, key, n, offset=k * n), (n,)),), False)
         for key, traced_weights in self.read_weights().items():
             self.s.traced[f"{step}/{key}"] = traced_weights
 

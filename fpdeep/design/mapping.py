@@ -30,13 +30,6 @@ def _distinct_inputs(layer: Layer) -> str | None:
     return None
 
 
-def _frozen_only(layer: Layer) -> str | None:
-    if not getattr(layer.attrs, "frozen", False):
-        return ("BatchNormalization in training mode (batch statistics); the boards run a "
-                "frozen one: build with --bn frozen")
-    return None
-
-
 def _lrn_in_range(layer: Layer) -> str | None:
     """The LRN unit takes 2^u and log2 d's scaling shifts in 1..63 bits (0 < beta < 2^14) and
     counts channels and planes in 16 bits."""
@@ -71,7 +64,7 @@ RTL_MAPPING: Mapping[Op, Rtl] = MappingProxyType({
     Op.AVGPOOL: Rtl("pool", "avg"),
     Op.GLOBAL_AVGPOOL: Rtl("pool", "avg"),
     Op.ADD: Rtl("add", refuse=_two_inputs),
-    Op.BATCHNORM: Rtl("bn", refuse=_frozen_only),
+    Op.BATCHNORM: Rtl("bn"),  # frozen, or trained on batch statistics (bn_train)
     Op.LRN: Rtl("lrn", refuse=_lrn_in_range),
     Op.SCALE: Rtl("affine"),
     Op.BIAS: Rtl("affine"),

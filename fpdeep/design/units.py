@@ -21,6 +21,7 @@ from fpdeep.hwlib import (
     ADD,
     AFFINE,
     BN_FROZEN,
+    BN_TRAIN,
     CONVERT,
     DROPOUT,
     FANOUT,
@@ -197,7 +198,10 @@ BN_TABLE_BITS = 32
 def _bn_unit(network: Network, layer: Layer, rtl: Rtl, *, ident: str, board: int,
              numerics: Numerics) -> UnitDesign:
     """A frozen BatchNormalization: the output shift is a constant; the per-channel
-    constants come from the running statistics the host loads (`bn_table`)."""
+    constants come from the running statistics the host loads (`bn_table`). One in training
+    mode: `_bn_train_unit`."""
+    if not getattr(layer.attrs, "frozen", False):
+        return _bn_train_unit(network, layer, ident=ident, board=board, numerics=numerics)
     c = layer.in_shape[0]
     shift = (numerics.fmt("weight", layer.name).frac + golden_bn.XHAT.frac
              - numerics.fmt("act", layer.name).frac)
@@ -209,6 +213,57 @@ def _bn_unit(network: Network, layer: Layer, rtl: Rtl, *, ident: str, board: int
               "cfg_yshift": BN_FROZEN.encode("cfg_yshift", shift)}
     return UnitDesign("bn", layer.name, ident, board, {}, values, values,
                       {"elements": math.prod(layer.in_shape), "channels": c})
+
+
+#: The passes of a BatchNormalization trained on batch statistics (fpdeep_bn_train's
+#: cfg_pass): the batch's sums of x, its centred squares (and the running statistics' update),
+#: an image's normalise and affine, the batch's gradient sums, an image's input error.
+BN_PASSES = {"mean": 0, "var": 1, "fp": 2, "grad": 3, "bp": 4}
+
+
+def _bn_train_unit(network: Network, layer: Layer, *, ident: str, board: int,
+                   numerics: Numerics) -> UnitDesign:
+    """A BatchNormalization trained on batch statistics (fpdeep_bn_train, docs/numerics.md
+    §16): its formats' shifts and epsilon are constants; the passes' counts of the batch
+    (``bn_pass_config``) are set by the controller per pass."""
+    c, plane = layer.in_shape[0], math.prod(layer.in_shape[1:])
+    x_fmt = numerics.fmt("act", _owner(network, layer.inputs[0]))
+    fw = numerics.fmt("weight", layer.name).frac
+    h = golden_bn.XHAT.frac
+    shifts = {"cfg_yshift": fw + h - numerics.fmt("act", layer.name).frac,
+              # the unit adds each channel's k (golden error_factor)
+              "cfg_eshift": (numerics.fmt("err", layer.name).frac + h + fw
+                             + golden_bn.RSQRT_FRAC - x_fmt.frac - golden_bn.FACTOR_SHIFT
+                             - numerics.fmt("err", _owner(network, layer.inputs[0])).frac)}
+    for name, shift in shifts.items():
+        low, high = BN_TRAIN.signed_range(name)
+        if not low <= shift <= high:
+            raise FpdeepError(f"layer {layer.name!r}: the BatchNormalization's "
+                              f"{'output' if name == 'cfg_yshift' else 'error'} shift {shift} "
+                              f"is outside the unit's {low}..{high}; choose closer formats")
+    values = {"cfg_channels": c, "cfg_plane": plane,
+              "cfg_eps": golden_bn.epsilon_fixed(layer.attrs.epsilon, x_fmt),
+              **{name: BN_TRAIN.encode(name, v) for name, v in shifts.items()}}
+    m_c, r_c = golden_bn.momentum_constant(layer.attrs.momentum)
+    return UnitDesign("bn_train", layer.name, ident, board, {"CD": _pow2(c)}, values, values,
+                      {"elements": c * plane, "channels": c, "plane": plane,
+                       "momentum": (m_c, r_c)})
+
+
+#: The configuration fields of fpdeep_bn_train the controller sets per pass.
+BN_TRAIN_RUNTIME = ("cfg_pass", "cfg_images", "cfg_mm", "cfg_rm", "cfg_mu", "cfg_ru", "cfg_mc",
+                    "cfg_rc")
+
+
+def bn_pass_config(u: UnitDesign, what: str, images: int) -> tuple[tuple[str, int], ...]:
+    """The runtime configuration of pass ``what`` (`BN_PASSES`, or ``var_off``: the variance
+    of an inference pass, which leaves the running statistics as they are) of a trained
+    BatchNormalization's unit over a batch of ``images``."""
+    m_m, r_m, m_u, r_u = golden_bn.count_constants(images * u.info["plane"])
+    m_c, r_c = (0, 0) if what == "var_off" else u.info["momentum"]
+    return (("cfg_pass", BN_PASSES[what.removesuffix("_off")]), ("cfg_images", images),
+            ("cfg_mm", m_m), ("cfg_rm", r_m), ("cfg_mu", m_u), ("cfg_ru", r_u),
+            ("cfg_mc", m_c), ("cfg_rc", r_c))
 
 
 def bn_table(layer: str, constants: dict[str, Any], what: str) -> list[int]:

@@ -206,12 +206,24 @@ def error_factor(gamma: np.ndarray, z: np.ndarray, k: np.ndarray, *, x_fmt: Form
 def running_update(running: np.ndarray, batch: np.ndarray, *, momentum: float,
                    fmt: Format) -> np.ndarray:
     """``r' = saturate(r + rshift((batch - r) * M_c, r_c))``, ``(M_c, r_c)`` of ``1 - momentum``."""
-    keep = Fraction(momentum)
-    if keep == 1:
-        return as_int(running)
-    m_c, r_c = scale_constant(1 - keep)
+    m_c, r_c = momentum_constant(momentum)
     running = as_int(running)
     return saturate(running + round_shift((as_int(batch) - running) * m_c, r_c), fmt)
+
+
+def momentum_constant(momentum: float) -> tuple[int, int]:
+    """``(M_c, r_c)`` of ``1 - momentum``; ``(0, 0)`` at momentum 1, which leaves a running
+    statistic as it is (``r + rshift(0, 0) = r``)."""
+    keep = Fraction(momentum)
+    return (0, 0) if keep == 1 else scale_constant(1 - keep)
+
+
+def count_constants(m: int) -> tuple[int, int, int, int]:
+    """``(M_m, r_m, M_u, r_u)``: the scaling constants of ``1/m`` and of ``m / (m - 1)``
+    (zeros for the latter at ``m = 1``, which training refuses)."""
+    m_m, r_m = scale_constant(Fraction(1, m))
+    m_u, r_u = scale_constant(Fraction(m, m - 1)) if m > 1 else (0, 0)
+    return m_m, r_m, m_u, r_u
 
 
 def unbiased(var: np.ndarray, m: int) -> np.ndarray:

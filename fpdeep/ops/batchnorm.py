@@ -74,7 +74,7 @@ def _fixed_state(ctx: StepContext, layer: Layer, x: np.ndarray, p: dict):
     a = _attrs(layer)
     x_fmt = ctx.act(layer.inputs[0])
     if a.frozen:
-        mean, var = _running(ctx, layer, p)
+        mean, var = running_fixed(ctx, layer, p)
         d = bn.centred(x, mean)
     else:
         bn.check_count(x, layer.name)
@@ -83,7 +83,7 @@ def _fixed_state(ctx: StepContext, layer: Layer, x: np.ndarray, p: dict):
     return xhat, z, k
 
 
-def _running(ctx: StepContext, layer: Layer, p: dict) -> tuple[np.ndarray, np.ndarray]:
+def running_fixed(ctx: StepContext, layer: Layer, p: dict) -> tuple[np.ndarray, np.ndarray]:
     """The running mean and variance as the fixed-point layer reads them."""
     mean_fmt, var_fmt = bn.running_formats(ctx.act(layer.inputs[0]))
     return quantise(p["mean"], mean_fmt), quantise(p["var"], var_fmt)
@@ -94,7 +94,7 @@ def frozen_constants(ctx: StepContext, layer: Layer, p: dict) -> dict[str, np.nd
     unit's tables): forward ``x̂ = requant(((x << G) - mean) * z, xshift)`` then the affine
     of ``gamma``, ``beta``; backward ``requant((e << h) * factor, eshift)``."""
     x_fmt = ctx.act(layer.inputs[0])
-    mean, var = _running(ctx, layer, p)
+    mean, var = running_fixed(ctx, layer, p)
     z, k = bn.rsqrt_fixed(var + bn.epsilon_fixed(_attrs(layer).epsilon, x_fmt))
     gamma, beta = _fixed_affine(ctx, layer, p)
     factor, eshift = bn.error_factor(gamma, z, k, x_fmt=x_fmt, e_fmt=ctx.err(layer.output),

@@ -26,7 +26,7 @@ URAM_SHAPES = ((4096, 72),)
 #: planner's storage classes): weights, biases and trained per-channel parameters; gradient
 #: sums and SGD velocities; the stash of activations, errors, partial sums and argmax flags
 #: (and the pooling unit's discarded side output, as large as its input).
-OFF_CHIP = {"weights": ("w:", "b:", "p:"), "grads": ("acc:", "v:"),
+OFF_CHIP = {"weights": ("w:", "b:", "p:", "r:"), "grads": ("acc:", "v:"),
             "stash": ("act:", "err:", "psum:", "argmax:", "discard:")}
 
 

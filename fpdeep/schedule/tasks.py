@@ -84,6 +84,15 @@ LINK_FRAME_RELEASE = 1
 # (instructions and the mover's first word) LINK_RX_RESTART cycles after the one before has
 # been stored, its words already waiting in the deframer.
 LINK_RX_RESTART = 3
+# A trained BatchNormalization's unit (fpdeep_bn_train) at the end of a pass over the batch,
+# per channel: the mean; the variance, its rsqrt and the running statistics' update; the
+# gradient sums' means and the sums out. A pass over the batch streams image after image,
+# each its own mover command: the next image's first word comes BN_IMAGE_RESTART cycles after
+# the last one's.
+BN_END_MEAN = 2
+BN_END_VAR = 12
+BN_END_GRAD = 5
+BN_IMAGE_RESTART = STREAM_OVERHEAD
 # Bytes of one element on a link (16-bit data) and of a raw partial sum (48-bit accumulator,
 # sent as three 16-bit words).
 ELEM_BYTES = 2
@@ -251,6 +260,23 @@ def _stream_and_extra(task: Task) -> int:
     return task.elements + task.tensors + STREAM_OVERHEAD
 
 
+#: The passes of a trained BatchNormalization over the whole batch (its barriers).
+BN_BATCH_PASSES = ("mean", "var", "var_off", "grad")
+#: What bounds the images of a step through barriers.
+BARRIER_BOTTLENECK = "batch barriers (BatchNormalization on batch statistics)"
+
+
+def bn_train_extra(what: str, channels: int, images: int) -> int:
+    """Cycles of a trained BatchNormalization's pass (fpdeep_bn_train) beyond its elements
+    and `STREAM_OVERHEAD`: the per-channel words it takes first (an image's gamma and beta,
+    or gamma), the end of a pass over the batch (the statistics, the rsqrt, the running
+    statistics' update, the gradient sums out), and each further image's pass of the
+    controller."""
+    per_channel = {"mean": BN_END_MEAN, "var": BN_END_VAR, "var_off": BN_END_VAR,
+                   "fp": 2, "grad": BN_END_GRAD, "bp": 1}[what]
+    return channels * per_channel + (images - 1) * BN_IMAGE_RESTART
+
+
 #: Cycles of a unit task by the RTL that runs it ("": a layer the controller plays).
 _UNIT_CYCLES: dict[str, Callable[[Task], int]] = {
     # the pooling engine's result leaves a cycle sooner than the Conv/FC engine's
@@ -260,6 +286,7 @@ _UNIT_CYCLES: dict[str, Callable[[Task], int]] = {
     # tensors: BN's constant words, LRN's flush steps, a Scale's or Bias's channel words
     "bn": _stream_and_extra,
     "lrn": _stream_and_extra,
+    "bn_train": _stream_and_extra,
     "affine": _stream_and_extra,
     "convert": lambda t: t.elements + t.tensors * STREAM_OVERHEAD,  # Concat, shuffle
     "add": lambda t: t.elements + STREAM_OVERHEAD,
@@ -462,8 +489,11 @@ class _StepGraph:
         self.acts: dict[str, dict[int, list[int]]] = {}
         self.errors: dict[str, dict[int, list[int]]] = {}
         self.contributions: dict[str, list[int]] = {}
-        # a trained unit layer's gradient tasks, image by image
+        # a trained unit layer's gradient tasks, image by image (a trained BatchNormalization:
+        # its one pass over the batch)
         self.gradients: dict[str, list[int]] = {}
+        # a trained BatchNormalization's statistics pass, which its forward passes wait for
+        self.stats: dict[str, int] = {}
 
     def canon(self, tensor: str) -> str:
         return self.alias.get(tensor, tensor)
@@ -558,15 +588,30 @@ class _StepGraph:
                             "engine", board, "load", s.layer, e.ident, -1,
                             {k: v for k, v in e.streams.items() if k in ("w", "b") and v},
                             resource=f"{board}:{e.ident}"), ())
-        for image in range(batch):
-            self.image = image
-            self.acts = {self.network.input_name: {self.homes[self.network.input_name]: []}}
-            self.errors, self.contributions = {}, {}
-            self.forward()
-            if not forward_only:
-                self.backward()
+        # A BatchNormalization trained on batch statistics is a barrier: its segment waits
+        # for every image's input (the batch's statistics), the segment before it for every
+        # image's error at its output (the batch's gradient sums). Without one, each image
+        # runs its forward pass and then its backward pass, images overlapping.
+        segments = self.segments()
+        states = [self.fresh_state() for _ in range(batch)]
+        last = len(segments) - 1
+        for k, seg in enumerate(segments):
+            if k:
+                self.batch_statistics(seg[0], states)
+            for image in range(batch):
+                self.enter(image, states)
+                self.forward(seg)
+                if k == last and not forward_only:
+                    self.backward(seg[1:] if k else seg, loss=True)
         if forward_only:
             return self.tasks
+        for k in range(last, 0, -1):
+            bn = segments[k][0]
+            self.batch_gradient(bn, states)
+            for image in range(batch):
+                self.enter(image, states)
+                self.backward_unit(bn)
+                self.backward(segments[k - 1][1:] if k > 1 else segments[0], loss=False)
         # Batch boundary: WG sums out of every engine, then the SGD update per board.
         flushes: dict[int, list[int]] = {}
         per_board: dict[int, list[int]] = {}
@@ -581,11 +626,12 @@ class _StepGraph:
                 count = per_board.setdefault(board, [0, 0])
                 count[0] += e.out_beats
                 count[1] += 2 if s.has_bias else 1
-        for layer, grads in self.gradients.items():  # a trained unit's parameter too
+        for layer, grads in self.gradients.items():  # a trained unit's parameters too
             unit = self.units[layer]
+            tensors = 2 if unit.kind == "bn_train" else 1  # gamma and beta
             count = per_board.setdefault(unit.board, [0, 0])
-            count[0] += unit.info["channels"]
-            count[1] += 1
+            count[0] += tensors * unit.info["channels"]
+            count[1] += tensors
             flushes.setdefault(unit.board, []).extend(grads)
         for board, (n, t) in sorted(per_board.items()):
             self.add(Task("unit", board, "sgd", elements=n, rtl="sgd", tensors=t,
@@ -593,8 +639,60 @@ class _StepGraph:
                      flushes[board])
         return self.tasks
 
-    def forward(self) -> None:
+    def segments(self) -> list[list[Any]]:
+        """The layers cut before each BatchNormalization trained on batch statistics: every
+        segment but the first starts with one."""
+        out: list[list[Any]] = [[]]
         for layer in self.layers:
+            unit = self.units.get(layer.name)
+            if unit is not None and unit.kind == "bn_train":
+                out.append([])
+            out[-1].append(layer)
+        return out
+
+    def fresh_state(self) -> dict[str, dict]:
+        """An image's state before its forward pass: the network's input on its home board."""
+        return {"acts": {self.network.input_name: {self.homes[self.network.input_name]: []}},
+                "errors": {}, "contributions": {}}
+
+    def enter(self, image: int, states: Sequence[dict[str, dict]]) -> None:
+        """Work on ``image`` from here on: its activations, errors and contributions."""
+        self.image = image
+        state = states[image]
+        self.acts, self.errors = state["acts"], state["errors"]
+        self.contributions = state["contributions"]
+
+    def _bn_task(self, layer: Any, what: str, images: int, deps: Sequence[int]) -> int:
+        unit = self.units[layer.name]
+        n = unit.info["elements"]
+        return self.add(Task("unit", unit.board, what, layer.name, elements=images * n,
+                             rtl="bn_train",
+                             tensors=bn_train_extra(what, unit.info["channels"], images),
+                             resource=f"{unit.board}:{unit.ident}"), deps)
+
+    def batch_statistics(self, layer: Any, states: Sequence[dict[str, dict]]) -> None:
+        """A trained BatchNormalization's statistics: the sums of every image's input, then
+        of the centred squares (in an inference pass leaving the running statistics as
+        they are)."""
+        home, src = self.homes[layer.output], self.canon(layer.inputs[0])
+        deps = []
+        for image in range(len(states)):
+            self.enter(image, states)
+            deps += self.act_at(src, home)
+        mean = self._bn_task(layer, "mean", len(states), deps)
+        self.stats[layer.name] = self._bn_task(
+            layer, "var_off" if self.forward_only else "var", len(states), [mean])
+
+    def batch_gradient(self, layer: Any, states: Sequence[dict[str, dict]]) -> None:
+        """A trained BatchNormalization's gradient sums over every image's output error."""
+        deps = [self.stats[layer.name]]
+        for image in range(len(states)):
+            self.enter(image, states)
+            deps += self.error_at_home(layer.output)
+        self.gradients[layer.name] = [self._bn_task(layer, "grad", len(states), deps)]
+
+    def forward(self, layers: Sequence[Any]) -> None:
+        for layer in layers:
             home = self.homes[layer.output]
             if layer.output in self.alias:
                 continue
@@ -616,18 +714,22 @@ class _StepGraph:
                 off = self.forward_only and unit is not None and unit.kind == "dropout"
                 task = _unit_task(unit, home, "off" if off else "fp", layer.name, self.image,
                                   elements, self.needs_error)
+                if unit is not None and unit.kind == "bn_train":  # after the batch's stats
+                    deps.append(self.stats[layer.name])
                 self.acts[layer.output] = {home: [self.add(task, deps)]}
 
-    def backward(self) -> None:
-        last = self.layers[-1]
-        logits = self.canon(last.output)
-        board = self.homes[logits]
-        loss = Task("unit", board, "mse" if self.loss == "mse" else "loss", last.name,
-                    image=self.image,
-                    elements=self.size_of(logits), rtl="loss",
-                    resource=f"{board}:{self.board_units[(board, 'loss')]}")
-        self.errors[logits] = {board: [self.add(loss, self.acts[logits][board])]}
-        for layer in reversed(self.layers):
+    def backward(self, layers: Sequence[Any], *, loss: bool) -> None:
+        """The backward pass of ``layers`` for the current image; ``loss``: from the loss
+        error at the logits."""
+        if loss:
+            last = self.layers[-1]
+            logits = self.canon(last.output)
+            board = self.homes[logits]
+            task = Task("unit", board, "mse" if self.loss == "mse" else "loss", last.name,
+                        image=self.image, elements=self.size_of(logits), rtl="loss",
+                        resource=f"{board}:{self.board_units[(board, 'loss')]}")
+            self.errors[logits] = {board: [self.add(task, self.acts[logits][board])]}
+        for layer in reversed(layers):
             if layer.output in self.alias:
                 continue
             if layer.is_compute:
@@ -643,7 +745,10 @@ class _StepGraph:
         if any(self.needs_error[name] for name in layer.inputs):
             task = _unit_task(unit, home, "bp", layer.name, self.image,
                               _elements(layer.out_shape), self.needs_error)
-            bp = self.add(task, self.error_at_home(layer.output))
+            deps = list(self.error_at_home(layer.output))
+            if unit is not None and unit.kind == "bn_train":  # after the batch's sums
+                deps += self.gradients[layer.name]
+            bp = self.add(task, deps)
             for name in layer.inputs:
                 if self.needs_error[name]:
                     self.contribute(self.canon(name), layer.name, home, [bp])
@@ -698,6 +803,10 @@ def _unit_task(unit: UnitDesign | None, board: int, what: str, layer: str, image
         return Task("unit", board, what, layer, image=image, elements=unit.info["elements"],
                     rtl="bn", tensors=unit.info["channels"] * words,
                     resource=f"{board}:{unit.ident}")
+    if unit.kind == "bn_train":  # an image's pass: its per-channel words, then its elements
+        return Task("unit", board, what, layer, image=image, elements=unit.info["elements"],
+                    rtl="bn_train", tensors=bn_train_extra(what, unit.info["channels"], 1),
+                    resource=f"{board}:{unit.ident}")
     if unit.kind == "lrn":  # the channels, then the window's last planes flushed
         flush = unit.info["flush"]["bp" if what == "bp" else "fp"] * unit.info["plane"]
         return Task("unit", board, what, layer, image=image, elements=unit.info["elements"],
@@ -750,6 +859,13 @@ def pipeline_figures(design: Design, network: Network, *,
     ``setup``: the controllers' instruction cycles, ``memory``: their waits for off-chip
     memory (`fpdeep.codegen.program`)."""
     tasks = schedule(design, network, batch=1).tasks
+    first = max(end for _, end in replay(tasks, links=design.links, setup=setup,
+                                         memory=memory))
+    if any(t.what in BN_BATCH_PASSES for t in tasks):
+        # barriers keep images from overlapping across them: an image more costs what a
+        # second image adds to the step
+        second = schedule(design, network, batch=2).cycles(design.links, setup, memory)
+        return PipelineFigures(second - first, BARRIER_BOTTLENECK, first)
     cycles_of = durations(tasks, links=design.links, setup=setup, memory=memory)
     busy: dict[str, int] = {}
     for task, cycles in zip(tasks, cycles_of, strict=True):
@@ -757,6 +873,4 @@ def pipeline_figures(design: Design, network: Network, *,
             busy[task.resource] = (busy.get(task.resource, 0) + cycles
                                    - link_latency(task, links=design.links))
     bottleneck = max(busy, key=lambda r: (busy[r], r))
-    first = max(end for _, end in replay(tasks, links=design.links, setup=setup,
-                                         memory=memory))
     return PipelineFigures(busy[bottleneck], bottleneck, first)
