@@ -206,6 +206,10 @@ MEMORIES: dict[str, Callable[[Params], list[Memory]]] = {
     "fpdeep_pool": _pool_memories,
     "fpdeep_loss": _loss_memories,
     "fpdeep_lrn": _lrn_memories,
+    # hw/eltwise/fpdeep_bn_train.sv: its per-channel state, read asynchronously (LUT RAM):
+    # two sums, mu, z, k and the unbiased variance or the error factor
+    "fpdeep_bn_train": lambda p: [Memory(p["CD"], w, "distributed") for w in (
+        p["ACCW"], p["ACCW"], p["DW"] + 6, 17, 6, 2 * p["DW"] + 6)],
     # hw/link/fpdeep_link_end.sv: the framer's replay buffer and the deframer's receive
     # buffer (each beat with its tag and last flag), block RAM
     "fpdeep_link_end": lambda p: [Memory(p["RD"], p["W"], "block"),
@@ -217,7 +221,8 @@ MEMORIES: dict[str, Callable[[Params], list[Memory]]] = {
 #: an engine's one per MAC lane; SGD: the batch-mean and learning-rate products (4), with
 #: momentum and weight decay 6; loss: the exponential's interpolation and the MSE scale (4);
 #: pooling: the average's reciprocal products at 48 x 24 bits (7); Dropout: 4; frozen
-#: BatchNormalization: 5; per-channel Scale and Bias: 2; LRN: 20. The other units multiply
+#: BatchNormalization: 5, trained on batch statistics 11; per-channel Scale and Bias: 2; LRN:
+#: 20. The other units multiply
 #: nothing.
 DSPS: dict[str, Callable[[Params], int]] = {
     "fpdeep_engine": lambda p: p["TM"] * p["TN"],
@@ -236,6 +241,9 @@ DSPS: dict[str, Callable[[Params], int]] = {
     "fpdeep_lrn": lambda p: 20,
     # per-channel Scale and Bias: x * s (forward, backward) and e * x (gradient)
     "fpdeep_affine": lambda p: 2,
+    # BatchNormalization on batch statistics: d * d, d * z, gamma * x-hat, e * x-hat,
+    # x-hat * mean_ex, t * f and the end phases' shared products (Yosys splits the wide ones)
+    "fpdeep_bn_train": lambda p: 11,
 }
 
 #: What a unit's logic grows with (1 when nothing that matters): an engine's MAC lanes, the
@@ -274,6 +282,7 @@ LOGIC: dict[str, tuple[float, float, float, float]] = {
     "fpdeep_bn_frozen": (3483, 0, 180, 0),
     "fpdeep_lrn": (5880, 0, 63, 0),  # NMAX 5, PD 16: 6,272 LUTs with its 392 of LUT RAM
     "fpdeep_affine": (1830, 0, 149, 0),
+    "fpdeep_bn_train": (4270, 0, 432, 0),  # CD 64, less its 47 RAM64M8 of LUT RAM
     "fpdeep_link_pack": (198, 0, 277, 0),
     "fpdeep_link_unpack": (70, 0, 135, 0),
     "fpdeep_link_tx": (4, 0, 2, 0),
