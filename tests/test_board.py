@@ -267,8 +267,8 @@ def test_an_unknown_unit_kind_names_the_known_ones():
     from fpdeep.design.units import UnitDesign
 
     with pytest.raises(FpdeepError, match="unit kind 'gelu' has no RTL; valid kinds: relu, "
-                                          "dropout, bn, bn_train, lrn, affine, concat, shuffle, pool, add, "
-                                          "fanin, psum, loss, sgd, sgd_momentum"):
+                                          "dropout, bn, bn_train, lrn, affine, concat, shuffle, "
+                                          "pool, add, fanin, psum, loss, sgd, sgd_momentum"):
         unit_parts(UnitDesign("gelu", "act", "u_act", 0))
 
 

@@ -134,3 +134,40 @@ def test_a_board_file_gives_its_memory_latency_with_a_source():
                           if not line.startswith("latency_source"))
     with pytest.raises(FpdeepError, match="latency_ns needs a latency_source"):
         parse_board(unsourced, "x.toml")
+
+
+def test_a_tensor_longer_than_a_packet_is_written_in_pieces(digits_one_board, monkeypatch):
+    """The host's WRITEs of an item split where the header's length field ends (a fully
+    connected layer's weights may pass 2^24 words): the pieces are the one WRITE's words, each
+    at its place."""
+    from fpdeep.cosim import session as host
+    from fpdeep.cosim.run import initial_weights, load_build, make_batch
+    from fpdeep.hwlib.protocol import HEADER, HOST_OPCODES
+
+    build = load_build(digits_one_board)
+    x, y = make_batch(build.network, batch=2, seed=3, data=None)
+    weights = initial_weights(build.network, seed=3)
+
+    def writes():
+        s = host.build_session(build, x=x, y=y, weights=weights, steps=1, lr=0.05,
+                               max_cycles=1000)
+        out = []  # (bank, address, words) of every WRITE, in order
+        for op in s.ops:
+            h = op.args[0] if op.name == "EXCHANGE" else 0
+            if op.name == "EXCHANGE" and HEADER["opcode"].take(h) == HOST_OPCODES["WRITE"]:
+                assert len(op.args) == 1 + HEADER["length"].take(h)
+                out.append((HEADER["target"].take(h), HEADER["address"].take(h), op.args[1:]))
+        return out
+
+    whole = writes()
+    monkeypatch.setattr(host, "LENGTH_BITS", 5)  # at most 31 words a packet
+    pieces = writes()
+    assert any(len(w) > 31 for _, _, w in whole)  # something was long enough to split
+    assert len(pieces) > len(whole) and all(len(w) <= 31 for _, _, w in pieces)
+    for bank, address, words in whole:  # each WRITE is its pieces, in order, end to end
+        at = address
+        while words:
+            b, a, part = pieces.pop(0)
+            assert (b, a) == (bank, at) and part == words[:len(part)]
+            at, words = at + len(part), words[len(part):]
+    assert not pieces

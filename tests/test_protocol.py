@@ -37,7 +37,10 @@ def test_header_fields(beat, expected):
     (p.op_in(0, 0, 0, 0xFFFFFF), 0x2000_0000_00FF_FFFF),            # words [23:0]
     (p.op_in(3, 2, 16, 3), 0x2300_2000_1000_0003),
     (p.op_out(0, 0, 0, 0), 0x3000_0000_0000_0000),
-    (p.op_out(0xF, 0xFF, 0xFFFFF, 0xFFFFFF, parts=3), 0x3F4F_FFFF_FFFF_FFFF),
+    (p.op_out(0xF, 0xFE, 0xFFFFF, 0xFFFFFF, parts=3), 0x3F4F_EFFF_FFFF_FFFF),
+    # off chip (bank 255) the address field holds the high bits of words
+    (p.op_out(0xF, 0xFF, 0, (1 << 44) - 1, parts=3), 0x3F4F_FFFF_FFFF_FFFF),
+    (p.op_in(0, 0xFF, 0, 1 << 24), 0x200F_F000_0100_0000),
     (p.op_cfg(0, 0), 0x4000_0000_0000_0000),
     (p.op_cfg(0xFF, 0), 0x4FF0_0000_0000_0000),                     # field [59:52]
     (p.op_cfg(1, 5), 0x4010_0000_0000_0005),                        # value [47:0]
@@ -64,6 +67,7 @@ def test_instruction_fields(beat, expected):
     (lambda v: p.op_out(0, 0, v, 0), "address", 1048575),
     (lambda v: p.op_out(0, 0, 0, v), "words", 16777215),
     (lambda v: p.op_cfg(v, 0), "field", 255),
+    (lambda v: p.op_in(0, p.DRAM_BANK, 0, v), "words", (1 << 44) - 1),
 ])
 def test_values_out_of_range_are_refused_by_name(encode, field, limit):
     encode(limit)  # the largest value fits
@@ -71,6 +75,11 @@ def test_values_out_of_range_are_refused_by_name(encode, field, limit):
         message = rf"\b{field} {bad} does not fit .*\(0 \.\. {limit}\)"
         with pytest.raises(FpdeepError, match=message):
             encode(bad)
+
+
+def test_an_off_chip_command_names_no_bank_address():
+    with pytest.raises(FpdeepError, match="an off-chip OUT names no address"):
+        p.op_out(0, p.DRAM_BANK, 8, 1)
 
 
 def test_unknown_opcode_and_parts_are_refused():

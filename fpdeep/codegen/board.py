@@ -51,6 +51,7 @@ from fpdeep.hwlib.protocol import (
     BANK_BITS,
     BANK_WIDTH_BITS,
     DRAM_BANK,
+    DRAM_WORD_LENGTH_BITS,
     MEM_ADDRESS_BITS,
     WORD_BITS,
     WORD_LENGTH_BITS,
@@ -332,12 +333,14 @@ class _Glue:
             f"{'in' if kind == 'rd' else 'out'}, off chip", "rst",
             (("cmd_valid", f"{cmd} && {q}_bank == {BANK_BITS}'d{DRAM_BANK}"),
              ("cmd_addr", f"{DRAM_ADDRESS_BITS}'({q}_maddr)"), ("cmd_slot", f"{q}_mslot"),
-             ("cmd_len", f"{q}_len"), ("cmd_parts", f"{q}_parts"), *extra,
-             ("busy", f"{mem}_busy"), *stream))
+             # an off-chip command's address field holds its length's high bits
+             ("cmd_len", f"{{{q}_addr, {q}_len}}"), ("cmd_parts", f"{q}_parts"), *extra,
+             ("busy", f"{mem}_busy"), *stream), length_bits=DRAM_WORD_LENGTH_BITS)
         return own
 
     def memory_unit(self, kind: str, mem: str, comment: str, rst: str,
-                    ports: tuple[tuple[str, str], ...]) -> None:
+                    ports: tuple[tuple[str, str], ...],
+                    length_bits: int = WORD_LENGTH_BITS) -> None:
         """A memory reader (``rd``) or writer (``wr``) ``u_<mem>`` with its command and stream
         ``ports``: the next client of that kind on the memory port, its fault on the board's."""
         client = len(self.memory_clients[kind])
@@ -345,7 +348,8 @@ class _Glue:
         self.wire(1, f"{mem}_fault")
         self.memory_faults.append(f"{mem}_fault")
         self.instances.append(Instance(
-            f"fpdeep_dram_{kind}", f"u_{mem}", comment, self.memory_parameters(), (),
+            f"fpdeep_dram_{kind}", f"u_{mem}", comment,
+            (*self.memory_parameters(), ("LW", length_bits)), (),
             (("clk", "clk"), ("rst", rst), *ports, ("err", f"{mem}_fault"),
              *self.memory_client(kind, client), ("moved", f"{mem}_moved"))))
 

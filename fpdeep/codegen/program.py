@@ -23,6 +23,7 @@ from fpdeep.golden import step as golden_step
 from fpdeep.hwlib import SGD, SGD_MOMENTUM
 from fpdeep.hwlib.protocol import (
     DRAM_BANK,
+    DRAM_WORD_LENGTH_BITS,
     WORD_LENGTH_BITS,
     op_cfg,
     op_end,
@@ -140,12 +141,13 @@ def _encode(work: Work, layout: BoardLayout, res: Resource, consts: _SgdConstant
         else:
             words.append(op_cfg(fields.index(name), value))
     for k, a in enumerate(work.accesses):
-        if a.words >= 1 << WORD_LENGTH_BITS:
-            raise FpdeepError(f"board {board}: {res.name} moves {a.words:,} words of {a.key} "
-                              f"at once, more than a mover command's {WORD_LENGTH_BITS}-bit "
-                              f"length holds ({(1 << WORD_LENGTH_BITS) - 1:,}); use more "
-                              "boards, so that each holds a smaller slice")
         bank, address = layout.address(a.key, a.image, a.offset)
+        bits = DRAM_WORD_LENGTH_BITS if bank == DRAM_BANK else WORD_LENGTH_BITS
+        if a.words >= 1 << bits:
+            raise FpdeepError(f"board {board}: {res.name} moves {a.words:,} words of {a.key} "
+                              f"at once, more than a mover command's {bits}-bit "
+                              f"length holds ({(1 << bits) - 1:,}); use more "
+                              "boards, so that each holds a smaller slice")
         if bank == DRAM_BANK:  # the MEM word before says where
             words.append(op_mem(layout.dram[a.key].slot, address))
             address = 0

@@ -44,6 +44,7 @@ from fpdeep.hwlib.protocol import (
     DRAM_BANK,
     ERROR_CODES,
     ERRORS,
+    LENGTH_BITS,
     Status,
     header,
     op_end,
@@ -188,9 +189,14 @@ class _Builder:
         return bank, 0
 
     def write(self, board: int, key: str, values, image: int = -1) -> None:
-        bank, address = self.locate(board, key, image)
+        """WRITEs of ``values`` to item ``key``: as many packets as their length field needs
+        (a fully connected layer's weights may pass 2^24 words)."""
         words = [word(int(v)) for v in np.asarray(values).ravel()]
-        self.packet(board, [header("WRITE", bank, address, len(words)), *words])
+        most = (1 << LENGTH_BITS) - 1
+        for offset in range(0, max(len(words), 1), most):
+            bank, address = self.locate(board, key, image, offset)
+            part = words[offset:offset + most]
+            self.packet(board, [header("WRITE", bank, address, len(part)), *part])
 
     def read(self, board: int, key: str, count: int, image: int = -1, offset: int = 0) -> int:
         bank, address = self.locate(board, key, image, offset)

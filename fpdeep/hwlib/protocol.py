@@ -235,9 +235,9 @@ _MOVE = (
     Field("chain", 52, 1, "IN only: the mover's next IN continues this stream (a tensor "
                           "kept in two banks)"),
     Field("bank", 44, 8, "the store bank (255: off-chip memory, at the last MEM's "
-                         "address; `address` is then 0)"),
+                         "address; `address` then holds the high bits of `words`)"),
     Field("address", 24, 20, "the first word within the bank"),
-    Field("words", 0, 24, "words to move"),
+    Field("words", 0, 24, "words to move (bank 255: their low bits)"),
 )
 #: The fields of each instruction besides `op`; bits not named are 0.
 INSTRUCTIONS: Mapping[str, Mapping[str, Field]] = MappingProxyType({
@@ -262,6 +262,10 @@ BANK_ADDRESS_BITS = INSTRUCTIONS["IN"]["address"].width
 WORD_LENGTH_BITS = INSTRUCTIONS["IN"]["words"].width
 #: The bank number that means off-chip memory, in IN, OUT, WRITE and READ.
 DRAM_BANK = (1 << BANK_BITS) - 1
+#: Length bits of an off-chip command, whose `address` field carries the high bits of
+#: `words` (off chip, MEM says where): a whole fully connected layer's weights (VGG's fc6
+#: holds 103 M) stream as one command.
+DRAM_WORD_LENGTH_BITS = WORD_LENGTH_BITS + BANK_ADDRESS_BITS
 #: Byte address bits of off-chip memory in MEM (a MEMORY packet's payload carries 64).
 MEM_ADDRESS_BITS = INSTRUCTIONS["MEM"]["address"].width
 
@@ -282,6 +286,14 @@ def _move(op: str, mover: int, bank: int, address: int, words: int, *, hold: boo
           parts: int, chain: bool) -> int:
     if not 1 <= parts <= 3:
         raise FpdeepError(f"a word travels as 1 to 3 beats, not {parts}")
+    if bank == DRAM_BANK:
+        if address:
+            raise FpdeepError(f"an off-chip {op} names no address (MEM does), not {address}")
+        if not 0 <= words < 1 << DRAM_WORD_LENGTH_BITS:
+            raise FpdeepError(f"{op} words {words} does not fit an off-chip command's "
+                              f"{DRAM_WORD_LENGTH_BITS} bits (0 .. "
+                              f"{(1 << DRAM_WORD_LENGTH_BITS) - 1})")
+        address, words = words >> WORD_LENGTH_BITS, words & ((1 << WORD_LENGTH_BITS) - 1)
     return _instruction(op, mover=mover, hold=int(hold), parts=parts - 1, chain=int(chain),
                         bank=bank, address=address, words=words)
 

@@ -64,7 +64,7 @@ module fpdeep_dram_rd #(
     function automatic logic [CW-1:0] beats_of(input logic [BB-1:0] lo, input logic [1:0] slot,
                                                input logic [LW-1:0] len);
         logic [CW-1:0] bytes;
-        bytes = (CW'(len) << slot) + CW'(lo) + CW'(DW / 8 - 1);
+        bytes = (CW'(len) << slot) + CW'(lo) + CW'({BB{1'b1}});
         beats_of = (len == '0) ? '0 : bytes >> BB;
     endfunction
 
@@ -78,12 +78,12 @@ module fpdeep_dram_rd #(
     always_comb begin
         logic [31:0] to4k;
         to4k = 32'((4096 >> BB) - int'(a_addr[11:BB]));
-        blen = (32'(a_beats) < 32'(BURST)) ? 32'(a_beats) : 32'(BURST);
+        blen = (a_beats < CW'(BURST)) ? 32'(a_beats) : 32'(BURST);  // a_beats may pass 32 bits
         if (to4k < blen) blen = to4k;
     end
 
     wire logic ask = (a_beats != '0) && (32'(credits) >= blen) && (!ar_valid || ar_ready);
-    wire logic a_spent = (a_beats == '0) || (ask && 32'(a_beats) == blen);
+    wire logic a_spent = (a_beats == '0) || (ask && a_beats == CW'(blen));
     wire logic take_cmd = cmd_valid && !busy;
     wire logic a_next = nx_valid && !nx_asked && a_spent && !take_cmd;
 

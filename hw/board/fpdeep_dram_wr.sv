@@ -105,7 +105,7 @@ module fpdeep_dram_wr #(
     function automatic logic [CW-1:0] beats_of(input logic [BB-1:0] lo, input logic [1:0] s,
                                                input logic [LW-1:0] len);
         logic [CW-1:0] bytes;
-        bytes = (CW'(len) << s) + CW'(lo) + CW'(DW / 8 - 1);
+        bytes = (CW'(len) << s) + CW'(lo) + CW'({BB{1'b1}});
         beats_of = (len == '0) ? '0 : bytes >> BB;
     endfunction
 
@@ -114,7 +114,7 @@ module fpdeep_dram_wr #(
     always_comb begin
         logic [31:0] to4k;
         to4k = 32'((4096 >> BB) - int'(p_addr[11:BB]));
-        blen = (32'(p_beats) < 32'(BURST)) ? 32'(p_beats) : 32'(BURST);
+        blen = (p_beats < CW'(BURST)) ? 32'(p_beats) : 32'(BURST);  // p_beats may pass 32 bits
         if (to4k < blen) blen = to4k;
     end
 
