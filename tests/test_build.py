@@ -339,11 +339,11 @@ def test_momentum_builds_keep_velocities_in_the_store(tmp_path):
             assert all(b["width"] == 24 and b["depth"] == sums[k] for k, b in velocities.items())
 
 
-def test_build_keeps_a_spilled_plan_off_chip_until_a_mover_command_is_too_long(tmp_path,
-                                                                              capsys):
-    """VGG-19 on 8 VCU118s spills to DRAM: build keeps those boards' data off chip, and then
-    refuses the 30-million-word weight stream of board 4's fc6 slice, which one mover command
-    cannot carry, naming board, engine and item; nothing is written."""
+def test_build_refuses_a_full_size_vgg19_whose_engines_outgrow_the_boards(tmp_path, capsys):
+    """VGG-19 on 8 VCU118s spills to DRAM: build keeps those boards' data off chip and
+    streams fc6's 30-million-word weight slice in one off-chip command, but the engines hold
+    the 224 x 224 layers' whole tensors, more block RAM than a board has: refused naming
+    board and instances, with what would fit; nothing is written."""
     from conftest import light_model
 
     out = tmp_path / "b"
@@ -351,8 +351,9 @@ def test_build_keeps_a_spilled_plan_off_chip_until_a_mover_command_is_too_long(t
                  "--partition", "optimal", "-o", str(out)])
     assert code == 2
     err = capsys.readouterr().err
-    assert "board 4: n38_c211_1416_fp moves 30,231,040 words of w:n38_c211_1416" in err
-    assert "24-bit length" in err and "use more boards" in err
+    assert "board 0 (vcu118): its engines and units alone take" in err
+    assert "more than the 1,836 it has within the 85% utilisation cap (largest: u_" in err
+    assert "use a smaller input (--input-shape)" in err and "moves" not in err
     assert not out.exists()
 
 

@@ -3,6 +3,8 @@ fpdeep.planning.planner.with_stores)."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 import fpdeep
@@ -103,3 +105,23 @@ def test_a_store_too_big_for_the_board_names_it():
     with pytest.raises(fpdeep.FpdeepError, match=r"the stores are of boards \[0\]; the plan has "
                                                  r"boards \[0, 1\]"):
         with_stores(planned, stores[:1])
+
+
+def test_engines_too_big_for_the_board_are_named_largest_first():
+    """Units alone beyond the board's block RAM: the message says so and names the largest
+    instances, with the BRAM36 blocks the resource tables give each."""
+    from fpdeep.planning.resources import unit_resources
+
+    network = fpdeep.load_onnx(DIGITS)
+    planned = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=1), batch=4)
+    engine = {"TM": 4, "TN": 4, "XD": 1 << 13, "WD": 64, "YD": 1 << 13, "RD": 1 << 13,
+              "BD": 16}
+    big = {**engine, "YD": 3 << 12}
+    blocks = [math.ceil(unit_resources("fpdeep_engine", p, "xcup").bram36) for p in (engine, big)]
+    assert sum(blocks) > 775 > max(blocks)  # neither alone, both together beyond the cap
+    units = [[("fpdeep_engine", engine, "u_small"), ("fpdeep_engine", big, "u_big")]]
+    with pytest.raises(DoesNotFit, match=rf"board 0 \(zcu102\): its engines and units alone "
+                                         rf"take {sum(blocks):,} BRAM36 blocks, more than the "
+                                         rf"775 it has within the 85% utilisation cap \(largest: "
+                                         rf"u_big {blocks[1]:,}, u_small {blocks[0]:,}\)"):
+        with_stores(planned, [BoardStore(0, 4, (StoreBank("w:x", 16, 16),))], units)

@@ -40,12 +40,12 @@ def board_tops(d: Design, network: Network, *, batch: int,
 
 
 def board_units(d: Design, network: Network, *, batch: int,
-                layouts: list | None = None) -> list[list[tuple[str, dict[str, Any]]]]:
-    """Per board, (module, parameters) of every instance its top has, in the top's order:
-    what `fpdeep.planning.resources` costs."""
+                layouts: list | None = None) -> list[list[tuple[str, dict[str, Any], str]]]:
+    """Per board, (module, parameters, instance name) of every instance its top has, in the
+    top's order: what `fpdeep.planning.resources` costs."""
     layouts = layouts or board_layouts(d, network, batch=batch)
     words = program_words(d, network, layouts)
-    return [[(inst.module, dict(inst.params))
+    return [[(inst.module, dict(inst.params), inst.name)
              for inst in board_values(d, b, layouts[b.index], words)["instances"]]
             for b in d.boards]
 

@@ -32,6 +32,7 @@ from fpdeep.planning.resources import (
     Resources,
     board_resources,
     family_of,
+    unit_resources,
 )
 from fpdeep.planning.store import BoardStore, place
 from fpdeep.serial import Serial
@@ -240,14 +241,30 @@ def evaluate(
     return Plan(chain.network, cluster, strategy, tuple(boards), tuple(links), totals, cuts)
 
 
+def _units_too_large(index: int, board: str, units: Sequence[tuple[str, Params, str]],
+                     family: str, taken: int, bram: int, cap: float) -> str:
+    """Why board ``index``'s engines and units alone do not fit its block RAM, naming the
+    instances that take the most."""
+    costs = sorted(((math.ceil(unit_resources(module, params, family).bram36), name)
+                    for module, params, name in units if module != STORE_MODULE), reverse=True)
+    largest = ", ".join(f"{name} {blocks:,}" for blocks, name in costs[:3] if blocks)
+    return (f"board {index} ({board}): its engines and units alone take {taken:,} BRAM36 "
+            f"blocks, more than the {bram:,} it has within the {cap:.0%} utilisation cap "
+            f"(largest: {largest}). An engine keeps its layer's whole input, error and result "
+            "tensors on chip, so the tensors of this input size do not fit: use a smaller "
+            "input (--input-shape), more boards (a layer split among them shares out its "
+            "output channels) or a board with more block RAM")
+
+
 def with_stores(plan: Plan, stores: Sequence[BoardStore],
-                units: Sequence[Sequence[tuple[str, Params]]] | None = None) -> Plan:
+                units: Sequence[Sequence[tuple[str, Params, str]]] | None = None) -> Plan:
     """``plan`` with every board's memory figures taken from the tensor store of the design
     lowered from it: the banks' bits and BRAM36 blocks, placed in block RAM (then UltraRAM)
-    within the utilisation cap. With ``units`` (per board, the (module, parameters) of every
-    instance of its top), also the board's resources, and the block RAM its units take
-    (engine banks, instruction memories, ...) is not the store's to use. DoesNotFit naming
-    the board when a store fits in neither."""
+    within the utilisation cap. With ``units`` (per board, the (module, parameters, instance
+    name) of every instance of its top), also the board's resources, and the block RAM its
+    units take (engine banks, instruction memories, ...) is not the store's to use.
+    DoesNotFit naming the board when a store fits in neither, or its units alone take more
+    block RAM than it has."""
     if [s.board for s in stores] != [bp.index for bp in plan.boards]:
         raise FpdeepError(f"the stores are of boards {[s.board for s in stores]}; the plan "
                           f"has boards {[bp.index for bp in plan.boards]}")
@@ -261,6 +278,9 @@ def with_stores(plan: Plan, stores: Sequence[BoardStore],
             fixed = board_resources([u for u in units[k] if u[0] != STORE_MODULE], (), family)
         taken = math.ceil(fixed.bram36) if fixed is not None else 0
         bram, uram = math.floor(board.bram_blocks * cap), math.floor(board.uram_blocks * cap)
+        if taken > bram:
+            raise DoesNotFit(_units_too_large(bp.index, board.name, units[k], family,
+                                              taken, bram, cap))
         placed = place(store, bram_blocks=bram - taken, uram_blocks=uram)
         if placed is None:
             units_note = (f" beside the {taken:,} its engines and units take" if taken else "")

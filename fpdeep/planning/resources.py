@@ -308,9 +308,9 @@ def unit_resources(module: str, params: Params, family: str) -> Resources:
 STORE_MODULE = "fpdeep_store"
 
 
-def board_resources(units: Iterable[tuple[str, Params]], banks: Iterable[Memory],
-                    family: str) -> Resources:
-    """A board's figures: every unit instance (module, parameters) of its top, and the
-    tensor store's banks as memories."""
-    return (total(unit_resources(module, params, family) for module, params in units)
+def board_resources(units: Iterable[tuple],
+                    banks: Iterable[Memory], family: str) -> Resources:
+    """A board's figures: every unit instance (module, parameters, and perhaps its name) of
+    its top, and the tensor store's banks as memories."""
+    return (total(unit_resources(module, params, family) for module, params, *_ in units)
             + total(memory_resources(bank, family) for bank in banks))
