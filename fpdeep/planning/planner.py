@@ -248,12 +248,15 @@ def _units_too_large(index: int, board: str, units: Sequence[tuple[str, Params, 
     costs = sorted(((math.ceil(unit_resources(module, params, family).bram36), name)
                     for module, params, name in units if module != STORE_MODULE), reverse=True)
     largest = ", ".join(f"{name} {blocks:,}" for blocks, name in costs[:3] if blocks)
+    alone = (f"{costs[0][1]} alone takes more than the board has, so more boards cannot help: "
+             "use a smaller input (--input-shape) or a board with more block RAM"
+             if costs and costs[0][0] > bram else
+             "use a smaller input (--input-shape), more boards (a layer split among them "
+             "shares out its output channels) or a board with more block RAM")
     return (f"board {index} ({board}): its engines and units alone take {taken:,} BRAM36 "
             f"blocks, more than the {bram:,} it has within the {cap:.0%} utilisation cap "
-            f"(largest: {largest}). An engine keeps its layer's whole input, error and result "
-            "tensors on chip, so the tensors of this input size do not fit: use a smaller "
-            "input (--input-shape), more boards (a layer split among them shares out its "
-            "output channels) or a board with more block RAM")
+            f"(largest: {largest}). Engines and pooling units keep a layer's whole tensors "
+            f"on chip, so the tensors of this input size do not fit: {alone}")
 
 
 def with_stores(plan: Plan, stores: Sequence[BoardStore],
