@@ -125,9 +125,10 @@ def test_engines_too_big_for_the_board_are_named_largest_first():
                                          rf"775 it has within the 85% utilisation cap \(largest: "
                                          rf"u_big {blocks[1]:,}, u_small {blocks[0]:,}\)"):
         with_stores(planned, [BoardStore(0, 4, (StoreBank("w:x", 16, 16),))], units)
-    # one instance beyond the board: more boards cannot help
+    # one instance beyond the board: more boards help only by splitting its layer
     huge = {**engine, "XD": 1 << 15, "YD": 1 << 15, "RD": 1 << 15}
-    with pytest.raises(DoesNotFit, match=r"u_huge alone takes more than the board has, so "
-                                         r"more boards cannot help: use a smaller input"):
+    with pytest.raises(DoesNotFit, match=r"u_huge alone takes more than the board has \(more "
+                                         r"boards help only as far as they share out its "
+                                         r"layer's output channels\): use a smaller input"):
         with_stores(planned, [BoardStore(0, 4, (StoreBank("w:x", 16, 16),))],
                     [[("fpdeep_engine", huge, "u_huge")]])

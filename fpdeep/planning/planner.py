@@ -248,8 +248,9 @@ def _units_too_large(index: int, board: str, units: Sequence[tuple[str, Params, 
     costs = sorted(((math.ceil(unit_resources(module, params, family).bram36), name)
                     for module, params, name in units if module != STORE_MODULE), reverse=True)
     largest = ", ".join(f"{name} {blocks:,}" for blocks, name in costs[:3] if blocks)
-    alone = (f"{costs[0][1]} alone takes more than the board has, so more boards cannot help: "
-             "use a smaller input (--input-shape) or a board with more block RAM"
+    alone = (f"{costs[0][1]} alone takes more than the board has (more boards help only as "
+             "far as they share out its layer's output channels): use a smaller input "
+             "(--input-shape) or a board with more block RAM"
              if costs and costs[0][0] > bram else
              "use a smaller input (--input-shape), more boards (a layer split among them "
              "shares out its output channels) or a board with more block RAM")
