@@ -171,3 +171,20 @@ def test_a_tensor_longer_than_a_packet_is_written_in_pieces(digits_one_board, mo
             assert (b, a) == (bank, at) and part == words[:len(part)]
             at, words = at + len(part), words[len(part):]
     assert not pieces
+
+
+def test_more_banks_than_a_bank_number_names_are_refused(monkeypatch):
+    """Bank DRAM_BANK means off-chip memory, so a store has at most DRAM_BANK banks; more
+    are refused naming the board and what would help (not an item sent off chip by mistake)."""
+    from fpdeep.codegen import layout as store_layout
+
+    network, design = _design(())
+    banks = len(board_layouts(design, network, batch=2)[0].banks)
+    monkeypatch.setattr(store_layout, "DRAM_BANK", banks - 1)
+    with pytest.raises(FpdeepError, match=rf"board 0: its tensor store needs {banks} banks, "
+                                          rf"more than the {banks - 1} an instruction's bank "
+                                          r"number tells apart; keep data off chip \(--off-chip "
+                                          r"weights,grads,stash\) or use more boards"):
+        board_layouts(design, network, batch=2)
+    monkeypatch.setattr(store_layout, "DRAM_BANK", banks)
+    assert len(board_layouts(design, network, batch=2)[0].banks) == banks

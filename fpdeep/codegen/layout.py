@@ -47,6 +47,7 @@ from fpdeep.hwlib.protocol import BANK_ADDRESS_BITS, DRAM_BANK
 from fpdeep.ir import Network
 from fpdeep.ops import needs_error, spec
 from fpdeep.planning.store import (
+    OFF_CHIP,
     BoardStore,
     StoreBank,
     bank_depth,
@@ -781,6 +782,13 @@ def board_layouts(d: Design, network: Network, *, batch: int) -> list[BoardLayou
                                   f"{advice}use more boards or a smaller --batch")
             layout.regions[key] = Region(len(items), words, per_image)
             items.append((key, depth))
+        if len(items) > DRAM_BANK:  # bank numbers 0 .. DRAM_BANK - 1; DRAM_BANK is off chip
+            kept = ",".join(OFF_CHIP)
+            advice = (f"keep data off chip (--off-chip {kept}) or "
+                      if set(OFF_CHIP) - set(board.off_chip) else "")
+            raise FpdeepError(f"board {layout.index}: its tensor store needs {len(items)} "
+                              f"banks, more than the {DRAM_BANK} an instruction's bank number "
+                              f"tells apart; {advice}use more boards")
         constants = constant_contents(d, layout)
         for key, depth in items:
             # what no task writes the host loads: constants as wide as their values, weights,
