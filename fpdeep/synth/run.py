@@ -101,13 +101,19 @@ def _local(jobs: Sequence[SynthJob], work: Callable[[SynthJob], dict[str, Any]],
     Ctrl-C or SIGTERM ends the others at once (their Yosys included) instead of waiting for
     them: a board's synthesis can take hours."""
     pool = multiprocessing.Pool(max(1, min(workers, len(jobs))), initializer=_quiet_worker)
+    done = False
     try:
         for index, result in pool.imap_unordered(partial(_indexed, work), enumerate(jobs)):
             yield jobs[index], result
+        # all done: the workers leave on the pool's sentinels (terminating them here raced
+        # with their exit and could leave one waiting on the task queue's lock for ever)
         pool.close()
-    finally:
-        pool.terminate()
         pool.join()
+        done = True
+    finally:
+        if not done:
+            pool.terminate()
+            pool.join()
 
 
 def _indexed(work: Callable[[SynthJob], dict[str, Any]],
