@@ -146,6 +146,30 @@ def test_residual_add_and_fan_in_units(tmp_path):
     assert text.count("fpdeep_add #(") == 2
 
 
+def test_a_tensor_read_by_three_layers_is_refused_by_name(tmp_path):
+    """The error fan-in sums two contributions: a tensor with three readers is named with
+    its reader count, once, in build's refusal."""
+    from golden_nets import OnnxNet
+
+    from fpdeep.design.lower import check_buildable
+
+    net = OnnxNet((1, 4, 4), seed=1)
+    fork = net.relu(net.conv(2, 3, pads=(1, 1, 1, 1)))
+    a = net.conv(2, 3, pads=(1, 1, 1, 1), src=fork)
+    b = net.conv(2, 3, pads=(1, 1, 1, 1), src=fork)
+    net.add(net.add(a, b), fork)
+    net.flatten()
+    net.fc(3)
+    network, _ = net.load(tmp_path / "fork.onnx")
+    result = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=1), batch=2)
+    with pytest.raises(FpdeepError) as info:
+        check_buildable(network, result)
+    assert str(info.value) == (
+        f"this plan cannot be built: the generated RTL cannot run: tensor {fork!r} (3 "
+        "readers): a tensor's error sums its readers' contributions, and the generated fan-in "
+        "sums two")
+
+
 def test_numerics_the_engines_do_not_compute_are_refused(network):
     from fpdeep.numerics import Numerics
 

@@ -269,9 +269,11 @@ def check_buildable(network: Network, plan: Plan, *, numerics: Numerics | None =
     layers = [f"{layer.name!r} ({layer.op}): {why}" for layer in network.layers
               if (why := _layer_problem(network, layer)) is not None]
     layers += [f"{name!r} (Conv): {why}" for name, why in _split_group_problems(network, plan)]
-    forks = [f"tensor {name!r} is read by {len(t.consumers)} layers; the "
-             "generated error fan-in sums two" for name, t in network.tensors.items()
+    forks = [f"{name!r} ({len(t.consumers)} readers)" for name, t in network.tensors.items()
              if len(t.consumers) > 2]
+    if forks:
+        forks = [f"{'tensor' if len(forks) == 1 else 'tensors'} {', '.join(forks)}: a tensor's "
+                 "error sums its readers' contributions, and the generated fan-in sums two"]
     if layers or forks:
         problems.append("the generated RTL cannot run: " + "; ".join(layers + forks))
     if problems:
