@@ -222,8 +222,7 @@ MEMORIES: dict[str, Callable[[Params], list[Memory]]] = {
 #: momentum and weight decay 6; loss: the exponential's interpolation and the MSE scale (4);
 #: pooling: the average's reciprocal products at 48 x 24 bits (7); Dropout: 4; frozen
 #: BatchNormalization: 5, trained on batch statistics 11; per-channel Scale and Bias: 2; LRN:
-#: 20. The other units multiply
-#: nothing.
+#: 20. The other units multiply nothing.
 DSPS: dict[str, Callable[[Params], int]] = {
     "fpdeep_engine": lambda p: p["TM"] * p["TN"],
     "fpdeep_sgd": lambda p: 4,
@@ -308,7 +307,7 @@ def unit_resources(module: str, params: Params, family: str) -> Resources:
 STORE_MODULE = "fpdeep_store"
 
 
-def board_resources(units: Iterable[tuple],
+def board_resources(units: Iterable[tuple[str, Params] | tuple[str, Params, str]],
                     banks: Iterable[Memory], family: str) -> Resources:
     """A board's figures: every unit instance (module, parameters, and perhaps its name) of
     its top, and the tensor store's banks as memories."""
