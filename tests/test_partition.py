@@ -70,7 +70,13 @@ def test_cut_traffic_counts_skip_connections_and_split_layers():
     assert fwd[9] == 256 + 256 + 64  # inside conv4: + a quarter of the Add's output
     assert fwd[12] == 256  # after the Add's layer: only its output
     assert fwd[17] == 256  # inside fc10: the flattened input goes to both halves
-    assert fwd[-1] == 0 and bwd[4] == 256
+    assert fwd[-1] == 0
+    # after conv0, where its output is held: the contributions of conv2 and of the Add come
+    # back one by one, to be added there
+    assert bwd[4] == 256 + 256
+    # inside conv2: those two, the error of conv2's channel made left, and conv2's raw partial
+    # input errors, 48 bits (3 words) an element, where the contribution counted 1
+    assert bwd[5] == 256 + 256 + 64 + 2 * 256
 
 
 def covered(plan_or_cuts, model):

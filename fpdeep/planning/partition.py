@@ -26,7 +26,7 @@ from fpdeep.ir import Network
 from fpdeep.ops import batch_barrier, loop_nest, needs_input_error
 from fpdeep.planning import perf
 from fpdeep.planning.allocate import EngineShape, Storage, dsp_needed, plan_memory
-from fpdeep.planning.cluster import Cluster
+from fpdeep.planning.cluster import ACCUMULATOR_BITS, Cluster
 
 STRATEGIES = ("fpdeep", "optimal")
 
@@ -185,10 +185,12 @@ def chain_model(network: Network, *, precision: int, pipelining: str,
             )
         )
         offset += co
-    forward, backward = _cut_traffic(network, layers, needs_bp)
+    forward, backward, partial = _cut_traffic(network, layers, needs_bp)
     scale = precision // 8
-    return ChainModel(network.name, tuple(layers), forward * scale, backward * scale,
-                      barriers)
+    # a raw partial sum is an accumulator wide, where ``backward`` counted one error word
+    extra = ACCUMULATOR_BITS[precision] // 8 - scale
+    return ChainModel(network.name, tuple(layers), forward * scale,
+                      backward * scale + partial * extra, barriers)
 
 
 def slice_groups(n: int, per_group: int) -> tuple[int, int]:
@@ -222,14 +224,19 @@ def batch_barriers(network: Network) -> tuple[int, ...]:
 
 def _cut_traffic(
     network: Network, layers: list[ChainLayer], needs_bp: set[str]
-) -> tuple[np.ndarray, np.ndarray]:
-    """Elements per image crossing each cut position, forward (activations) and backward (errors).
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Elements per image crossing each cut position: forward (activations), backward (errors)
+    and, of those backward, the ones that cross as raw partial sums.
 
     Every layer is anchored at the latest compute layer it depends on (non-compute layers run
     beside it); a tensor made at anchor s and last read at anchor d > s crosses every cut from
     inside layer s (the channels made left of the cut) up to the end of layer d (all of it). So
     a skip connection is carried over every board between its producer and its Add or Concat,
-    and the input of a split layer is sent on to every board holding part of it.
+    and the input of a split layer is sent on to every board holding part of it. Backward, a
+    tensor's error is summed where the tensor is held (``lower.tensor_homes``: with its
+    producer's last channel), each reader sending its own contribution there; and a layer cut
+    inside sends its raw partial input errors over the cut, to be added before they are
+    requantised (``lower``'s psum unit).
     """
     index = {layer.name: layer.index for layer in layers}
     anchor: dict[str, int] = {}
@@ -244,6 +251,7 @@ def _cut_traffic(
     position = np.arange(total + 1, dtype=np.int64)
     forward = np.zeros(total + 1, dtype=np.int64)
     backward = np.zeros(total + 1, dtype=np.int64)
+    partial = np.zeros(total + 1, dtype=np.int64)
     for tensor in network.tensors.values():
         if not tensor.consumers or tensor.name not in made_at:
             continue
@@ -259,11 +267,23 @@ def _cut_traffic(
             done = np.clip(position - prod.offset, 0, prod.co)
             made_left = -(-size * done // prod.co)
         end = layers[dst].offset + layers[dst].co
-        crossing = np.where(position < end, made_left, 0)
-        forward += crossing
-        if any(c in needs_bp for c in tensor.consumers):
-            backward += crossing
-    return forward, backward
+        forward += np.where(position < end, made_left, 0)
+        # errors: the readers' contributions are added where the tensor is held, after its
+        # producer's last channel; a cut before that carries the summed error of the part
+        # made left of it, a cut after it each reader's contribution from beyond the cut
+        home = 0 if src < 0 else layers[src].offset + layers[src].co
+        readers = [anchor[r] for r in dict.fromkeys(tensor.consumers)
+                   if r in needs_bp and anchor[r] > src]
+        if readers:
+            backward += np.where(position < home, made_left, 0)
+        for r in readers:
+            reader_end = layers[r].offset + layers[r].co
+            backward += np.where((position >= home) & (position < reader_end), size, 0)
+    for layer in layers:
+        if layer.has_bp:
+            inside = (position > layer.offset) & (position < layer.offset + layer.co)
+            partial += np.where(inside, layer.in_elems, 0)
+    return forward, backward, partial
 
 
 # ---------------------------------------------------------------------------- strategies
