@@ -39,7 +39,9 @@ def view_backward(ctx: StepContext, layer: Layer, e: np.ndarray, ins: list, p: d
 
 
 SPECS = (
-    OpSpec(Op.FLATTEN, flat_shape, no_element_ops, forward=view_forward, backward=view_backward),
+    OpSpec(Op.FLATTEN, flat_shape, no_element_ops, forward=view_forward, backward=view_backward,
+           view=True),
     # a Reshape, Squeeze or no-op Transpose: the model gives the shape
-    OpSpec(Op.IDENTITY, None, no_element_ops, forward=view_forward, backward=view_backward),
+    OpSpec(Op.IDENTITY, None, no_element_ops, forward=view_forward, backward=view_backward,
+           view=True),
 )

@@ -80,6 +80,9 @@ class OpSpec:
     #: whether a layer needs statistics of the whole batch before it can give any output (a
     #: BatchNormalization in training mode): a barrier to pipelining images
     batch_barrier: Callable[[Layer], bool] | None = None
+    #: whether the op only renames its input's elements (Flatten, Reshape): no unit streams
+    #: them, the controller plays it
+    view: bool = False
 
     @property
     def golden(self) -> bool:

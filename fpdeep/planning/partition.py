@@ -23,7 +23,7 @@ import numpy as np
 
 from fpdeep.errors import FpdeepError
 from fpdeep.ir import Network
-from fpdeep.ops import batch_barrier, loop_nest, needs_input_error
+from fpdeep.ops import batch_barrier, loop_nest, needs_input_error, spec
 from fpdeep.planning import perf
 from fpdeep.planning.allocate import EngineShape, Storage, dsp_needed, plan_memory
 from fpdeep.planning.cluster import ACCUMULATOR_BITS, Cluster
@@ -107,6 +107,13 @@ class ChainModel:
     # indices of the compute layers right after which a layer waits for the whole batch (a
     # BatchNormalization in training mode): the batch crosses each of them as a whole
     barriers: tuple[int, ...] = ()
+    # the non-compute layers' units, each with its cycles per image (see `unit_cycles`)
+    units: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def unit_floor(self) -> int:
+        """The II no cut can beat: the busiest unit's cycles per image."""
+        return max((cycles for _, cycles in self.units), default=0)
 
     @property
     def total(self) -> int:
@@ -190,7 +197,23 @@ def chain_model(network: Network, *, precision: int, pipelining: str,
     # a raw partial sum is an accumulator wide, where ``backward`` counted one error word
     extra = ACCUMULATOR_BITS[precision] // 8 - scale
     return ChainModel(network.name, tuple(layers), forward * scale,
-                      backward * scale + partial * extra, barriers)
+                      backward * scale + partial * extra, barriers,
+                      unit_cycles(network, needs_bp))
+
+
+def unit_cycles(network: Network, needs_bp: set[str]) -> tuple[tuple[str, int], ...]:
+    """Cycles per image of each non-compute layer's unit: the generated units stream one
+    element a cycle, a pass forward and, where the error goes on back, a pass backward (a
+    lower bound: a pooling window's extra reads, a trained BatchNormalization's batch passes
+    and each unit's few cycles of start-up come on top)."""
+    out = []
+    for layer in network.layers:
+        s = spec(layer.op)
+        if layer.is_compute or s.in_loss or s.view:
+            continue
+        elements = max(math.prod(layer.in_shape), math.prod(layer.out_shape))
+        out.append((layer.name, elements * (2 if layer.name in needs_bp else 1)))
+    return tuple(out)
 
 
 def slice_groups(n: int, per_group: int) -> tuple[int, int]:
@@ -482,7 +505,7 @@ def partition_optimal(
     hi = upper_ii
     if search.feasible(hi) is None:
         return None
-    lo = 1
+    lo = max(1, min(chain.unit_floor, hi))  # no cut gives an II below the busiest unit's
     while lo < hi:
         mid = (lo + hi) // 2
         if search.feasible(mid) is not None:

@@ -395,6 +395,7 @@ def _totals(chain: ChainModel, cluster: Cluster, boards: list[BoardPlan],
     candidates = [(bp.compute_cycles, f"compute on board {bp.index}") for bp in boards]
     candidates += [(lp.cycles, f"link {lp.src}->{lp.dst}") for lp in links]
     candidates += [(bp.memory_cycles, f"off-chip memory of board {bp.index}") for bp in boards]
+    candidates += [(cycles, f"the unit of layer {name!r}") for name, cycles in chain.units]
     ii = perf.initiation_interval(engine_cycles=[c for c, _ in candidates])
     bottleneck = next(what for c, what in candidates if c == ii)
     if chain.barriers:
