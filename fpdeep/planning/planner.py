@@ -416,7 +416,9 @@ def _totals(chain: ChainModel, cluster: Cluster, boards: list[BoardPlan],
                 back = max(e.cycles for e in (sp.engines["bp"], sp.engines["wg"]) if e)
                 fp_stage[name] = max(fp_stage.get(name, 0), fp.cycles if fp else 0)
                 bp_stage[name] = max(bp_stage.get(name, 0), back)
-        latency = sum(fp_stage.values()) + sum(bp_stage.values()) + hops
+        # and each non-compute layer's unit, forward and back, is one more stage in its path
+        units = sum(cycles for _, cycles in chain.units)
+        latency = sum(fp_stage.values()) + sum(bp_stage.values()) + units + hops
     else:  # row pipelining: all layers work on the same image, offset by a few rows
         latency = 2 * ii + hops
     update = max(bp.update_cycles for bp in boards)
