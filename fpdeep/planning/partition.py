@@ -107,13 +107,13 @@ class ChainModel:
     # indices of the compute layers right after which a layer waits for the whole batch (a
     # BatchNormalization in training mode): the batch crosses each of them as a whole
     barriers: tuple[int, ...] = ()
-    # the non-compute layers' units, each with its cycles per image (see `unit_cycles`)
-    units: tuple[tuple[str, int], ...] = ()
+    # the non-compute layers' units (see `unit_loads`)
+    units: tuple[UnitLoad, ...] = ()
 
     @property
     def unit_floor(self) -> int:
         """The II no cut can beat: the busiest unit's cycles per image."""
-        return max((cycles for _, cycles in self.units), default=0)
+        return max((u.cycles for u in self.units), default=0)
 
     @property
     def total(self) -> int:
@@ -198,21 +198,43 @@ def chain_model(network: Network, *, precision: int, pipelining: str,
     extra = ACCUMULATOR_BITS[precision] // 8 - scale
     return ChainModel(network.name, tuple(layers), forward * scale,
                       backward * scale + partial * extra, barriers,
-                      unit_cycles(network, needs_bp))
+                      unit_loads(network, needs_bp))
 
 
-def unit_cycles(network: Network, needs_bp: set[str]) -> tuple[tuple[str, int], ...]:
-    """Cycles per image of each non-compute layer's unit: the generated units stream one
-    element a cycle, a pass forward and, where the error goes on back, a pass backward (a
-    lower bound: a pooling window's extra reads, a trained BatchNormalization's batch passes
-    and each unit's few cycles of start-up come on top)."""
+@dataclass(frozen=True)
+class UnitLoad:
+    """What a non-compute layer's unit streams per image, forward and backward, in cycles."""
+
+    layer: str
+    anchor: int  # the latest compute layer it depends on (-1: none)
+    forward: int
+    backward: int
+
+    @property
+    def cycles(self) -> int:
+        return self.forward + self.backward
+
+
+def unit_loads(network: Network, needs_bp: set[str]) -> tuple[UnitLoad, ...]:
+    """The units of the non-compute layers: the generated units stream one element a cycle,
+    a pass forward and, where the error goes on back, a pass backward; a BatchNormalization
+    on batch statistics makes three passes forward (mean, variance, normalise) and two back
+    (the gamma and beta sums, the error). A lower bound: a pooling window's extra reads and
+    each unit's few cycles of start-up come on top."""
+    index = {layer.name: i for i, layer in enumerate(network.compute_layers)}
+    made_at: dict[str, int] = {network.input_name: -1}
     out = []
     for layer in network.layers:
+        anchor = index.get(layer.name, max((made_at.get(t, -1) for t in layer.inputs),
+                                           default=-1))
+        made_at[layer.output] = anchor
         s = spec(layer.op)
         if layer.is_compute or s.in_loss or s.view:
             continue
         elements = max(math.prod(layer.in_shape), math.prod(layer.out_shape))
-        out.append((layer.name, elements * (2 if layer.name in needs_bp else 1)))
+        passes_fwd, passes_bwd = (3, 2) if batch_barrier(layer) else (1, 1)
+        back = passes_bwd if layer.name in needs_bp else passes_bwd - 1
+        out.append(UnitLoad(layer.name, anchor, elements * passes_fwd, elements * back))
     return tuple(out)
 
 

@@ -361,9 +361,10 @@ def _barrier_cycles(chain: ChainModel, boards: list[BoardPlan], links: list[Link
     """Cycles per image when the batch crosses every barrier as a whole.
 
     The barriers cut the compute layers into segments. Before the last barrier, a segment's FP
-    runs the whole batch at its own II (the slowest FP engine, link or off-chip memory it uses)
-    while the rest of the chain waits, and so does its BP/WG later; only the tail after the last
-    barrier overlaps FP and BP of different images as the barrier-free pipeline does.
+    runs the whole batch at its own II (the slowest FP engine, unit, link or off-chip memory it
+    uses) while the rest of the chain waits, and so does its BP/WG later; only the tail after
+    the last barrier overlaps FP and BP of different images as the barrier-free pipeline does.
+    A trained BatchNormalization's unit is in the segment it closes, with its five passes.
     """
     index = {layer.name: layer.index for layer in chain.layers}
     bounds = [-1, *chain.barriers, len(chain.layers) - 1]
@@ -380,6 +381,9 @@ def _barrier_cycles(chain: ChainModel, boards: list[BoardPlan], links: list[Link
             for sp in held:
                 fp = max(fp, sp.engines["fp"].cycles if sp.engines["fp"] else 0)
                 back = max(back, *(e.cycles for e in (sp.engines["bp"], sp.engines["wg"]) if e))
+        for unit in chain.units:  # a unit's passes, the batch statistics' among them
+            if lo < unit.anchor <= hi or (k == 0 and unit.anchor < 0):
+                fp, back = max(fp, unit.forward), max(back, unit.backward)
         start = chain.layers[lo + 1].offset
         end = chain.layers[hi].offset + chain.layers[hi].co
         for link in links:
@@ -395,7 +399,7 @@ def _totals(chain: ChainModel, cluster: Cluster, boards: list[BoardPlan],
     candidates = [(bp.compute_cycles, f"compute on board {bp.index}") for bp in boards]
     candidates += [(lp.cycles, f"link {lp.src}->{lp.dst}") for lp in links]
     candidates += [(bp.memory_cycles, f"off-chip memory of board {bp.index}") for bp in boards]
-    candidates += [(cycles, f"the unit of layer {name!r}") for name, cycles in chain.units]
+    candidates += [(u.cycles, f"the unit of layer {u.layer!r}") for u in chain.units]
     ii = perf.initiation_interval(engine_cycles=[c for c, _ in candidates])
     bottleneck = next(what for c, what in candidates if c == ii)
     if chain.barriers:
@@ -417,7 +421,7 @@ def _totals(chain: ChainModel, cluster: Cluster, boards: list[BoardPlan],
                 fp_stage[name] = max(fp_stage.get(name, 0), fp.cycles if fp else 0)
                 bp_stage[name] = max(bp_stage.get(name, 0), back)
         # and each non-compute layer's unit, forward and back, is one more stage in its path
-        units = sum(cycles for _, cycles in chain.units)
+        units = sum(u.cycles for u in chain.units)
         latency = sum(fp_stage.values()) + sum(bp_stage.values()) + units + hops
     else:  # row pipelining: all layers work on the same image, offset by a few rows
         latency = 2 * ii + hops
