@@ -462,6 +462,34 @@ def test_weights_gradients_and_stash_off_chip_train_bit_exact(tmp_path):
         assert abs(result["cycle_error"]) < 0.02, result
 
 
+
+def test_a_board_with_everything_off_chip_keeps_one_store_bank(tmp_path):
+    """A board whose every item is off chip (here the first, a conv and its ReLU) still has a
+    tensor store of one bank, the zero word: a store of none was a zero-width parameter that
+    no tool elaborates. Two steps on the native host are bit-exact."""
+    from golden_nets import OnnxNet
+
+    from fpdeep.cli import main
+
+    net = OnnxNet((3, 8, 8), seed=5)
+    net.conv(4, 3, pads=(1, 1, 1, 1))
+    net.relu()
+    net.conv(4, 3, pads=(1, 1, 1, 1))
+    net.relu()
+    net.flatten()
+    net.fc(10)
+    onnx_file = tmp_path / "net.onnx"
+    net.load(onnx_file)
+    out = tmp_path / "offchip"
+    assert main(["build", str(onnx_file), "--board", "zcu102", "--boards", "2", "--batch", "2",
+                 "--off-chip", "weights,grads,stash", "-o", str(out)]) == 0
+    top = (out / "rtl" / "board_0" / "fpdeep_board_0.sv").read_text()
+    assert re.findall(r"\.NB\((\d+)\)", top) == ["1"] * 3  # host, store, controller
+    assert not re.search(r"\b0'h", top)  # no zero-width literal
+    result = simulate(out, RunConfig(batch=2, steps=2, lr=0.1, host="native"))
+    assert result["match"] is True and result["mismatches"] == []
+    assert abs(result["cycle_error"]) < 0.02, result
+
 def _conv_bn_net():
     from golden_nets import OnnxNet
 

@@ -782,6 +782,9 @@ def board_layouts(d: Design, network: Network, *, batch: int) -> list[BoardLayou
                                   f"{advice}use more boards or a smaller --batch")
             layout.regions[key] = Region(len(items), words, per_image)
             items.append((key, depth))
+        if not items:  # everything off chip: the store still has a bank (the zero word)
+            layout.regions["zero"] = Region(0, 1, False)
+            items.append(("zero", bank_depth(1, per_image=False, images=batch)))
         if len(items) > DRAM_BANK:  # bank numbers 0 .. DRAM_BANK - 1; DRAM_BANK is off chip
             kept = ",".join(OFF_CHIP)
             advice = (f"keep data off chip (--off-chip {kept}) or "
