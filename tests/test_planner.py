@@ -39,8 +39,10 @@ def test_single_layer_on_one_board_by_hand():
     assert t.gops == pytest.approx(2 * macs * t.images_per_s / 1e9)
     assert t.load_imbalance == pytest.approx(1.0, rel=F64_REL)  # max / mean, computed
     assert t.bottleneck == "compute on board 0"
-    # image pipelining: one FP stage, one WG stage; batch = (B-1) II + latency + update.
-    assert t.latency_cycles == 2 * fp.cycles
+    # image pipelining: one FP stage (load the 3x6x6 input, run, drain the 8x6x6 output),
+    # one WG stage (load both at once, run); batch = (B-1) II + latency + update.
+    x, y = 3 * 6 * 6, 8 * 6 * 6
+    assert t.latency_cycles == (fp.cycles + x + y) + (wg.cycles + max(x, y))
     weights = 8 * 3 * 9
     assert t.update_cycles == -(-weights // 12)
     assert t.batch_cycles == 31 * t.ii_cycles + t.latency_cycles + t.update_cycles

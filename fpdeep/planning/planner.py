@@ -411,14 +411,21 @@ def _totals(chain: ChainModel, cluster: Cluster, boards: list[BoardPlan],
     hops = 2 * (len(boards) - 1) * perf.LINK_HOP_LATENCY
     if cluster.pipelining == "image":
         # Each compute layer is one FP stage and one BP/WG stage; an image visits them in turn.
+        # In a stage an engine loads its operands (a word a cycle: the input, or the slice's
+        # output error), runs, and drains its results (the slice's output, or the input
+        # error); in steady state the next image's load and run overlap these, not in latency.
+        layer_of = {layer.name: layer for layer in chain.layers}
         fp_stage: dict[str, int] = {}
         bp_stage: dict[str, int] = {}
         for bp in boards:
             for sp in bp.slices:
                 name = sp.slice.layer
-                fp = sp.engines["fp"]
-                back = max(e.cycles for e in (sp.engines["bp"], sp.engines["wg"]) if e)
-                fp_stage[name] = max(fp_stage.get(name, 0), fp.cycles if fp else 0)
+                layer = layer_of[name]
+                x, y = layer.in_elems, sp.slice.channels * layer.ho * layer.wo
+                fp, bp_engine, wg = (sp.engines[k] for k in ("fp", "bp", "wg"))
+                back = max(bp_engine.cycles + y + x if bp_engine else 0,
+                           wg.cycles + max(x, y) if wg else 0)
+                fp_stage[name] = max(fp_stage.get(name, 0), fp.cycles + x + y if fp else 0)
                 bp_stage[name] = max(bp_stage.get(name, 0), back)
         # and each non-compute layer's unit, forward and back, is one more stage in its path
         units = sum(u.cycles for u in chain.units)
