@@ -110,10 +110,9 @@ class ChainModel:
     # the non-compute layers' units (see `unit_loads`)
     units: tuple[UnitLoad, ...] = ()
 
-    @property
-    def unit_floor(self) -> int:
+    def unit_floor(self, pixel_lanes: int = 1) -> int:
         """The II no cut can beat: the busiest unit's cycles per image."""
-        return max((u.cycles for u in self.units), default=0)
+        return max((u.scaled(u.cycles, pixel_lanes) for u in self.units), default=0)
 
     @property
     def total(self) -> int:
@@ -213,6 +212,12 @@ class UnitLoad:
     @property
     def cycles(self) -> int:
         return self.forward + self.backward
+
+    @staticmethod
+    def scaled(cycles: int, pixel_lanes: int) -> int:
+        """``cycles`` on a unit as wide as pixel-parallel engines (the `--pixel-lanes`
+        what-if: the units keep up with them)."""
+        return -(-cycles // pixel_lanes)
 
 
 def unit_loads(network: Network, needs_bp: set[str]) -> tuple[UnitLoad, ...]:
@@ -527,7 +532,8 @@ def partition_optimal(
     hi = upper_ii
     if search.feasible(hi) is None:
         return None
-    lo = max(1, min(chain.unit_floor, hi))  # no cut gives an II below the busiest unit's
+    # no cut gives an II below the busiest unit's
+    lo = max(1, min(chain.unit_floor(cluster.pixel_lanes), hi))
     while lo < hi:
         mid = (lo + hi) // 2
         if search.feasible(mid) is not None:

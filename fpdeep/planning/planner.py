@@ -357,7 +357,7 @@ def _place_spill(cluster: Cluster, memories: list[MemoryPlan]) -> tuple[list[str
 
 
 def _barrier_cycles(chain: ChainModel, boards: list[BoardPlan], links: list[LinkPlan],
-                    cuts: tuple[int, ...]) -> int:
+                    cuts: tuple[int, ...], lanes: int) -> int:
     """Cycles per image when the batch crosses every barrier as a whole.
 
     The barriers cut the compute layers into segments. Before the last barrier, a segment's FP
@@ -383,7 +383,8 @@ def _barrier_cycles(chain: ChainModel, boards: list[BoardPlan], links: list[Link
                 back = max(back, *(e.cycles for e in (sp.engines["bp"], sp.engines["wg"]) if e))
         for unit in chain.units:  # a unit's passes, the batch statistics' among them
             if lo < unit.anchor <= hi or (k == 0 and unit.anchor < 0):
-                fp, back = max(fp, unit.forward), max(back, unit.backward)
+                fp = max(fp, unit.scaled(unit.forward, lanes))
+                back = max(back, unit.scaled(unit.backward, lanes))
         start = chain.layers[lo + 1].offset
         end = chain.layers[hi].offset + chain.layers[hi].co
         for link in links:
@@ -399,12 +400,14 @@ def _totals(chain: ChainModel, cluster: Cluster, boards: list[BoardPlan],
     candidates = [(bp.compute_cycles, f"compute on board {bp.index}") for bp in boards]
     candidates += [(lp.cycles, f"link {lp.src}->{lp.dst}") for lp in links]
     candidates += [(bp.memory_cycles, f"off-chip memory of board {bp.index}") for bp in boards]
-    candidates += [(u.cycles, f"the unit of layer {u.layer!r}") for u in chain.units]
+    lanes = cluster.pixel_lanes
+    candidates += [(u.scaled(u.cycles, lanes), f"the unit of layer {u.layer!r}")
+                   for u in chain.units]
     ii = perf.initiation_interval(engine_cycles=[c for c, _ in candidates])
     bottleneck = next(what for c, what in candidates if c == ii)
     if chain.barriers:
         pipeline_ii = ii
-        ii = _barrier_cycles(chain, boards, links, cuts)
+        ii = _barrier_cycles(chain, boards, links, cuts, lanes)
         bottleneck = (f"{len(chain.barriers)} batch-norm barriers, the batch crossing each as a "
                       f"whole; the barrier-free pipeline's II would be {pipeline_ii:,} "
                       f"({bottleneck})")
@@ -428,7 +431,7 @@ def _totals(chain: ChainModel, cluster: Cluster, boards: list[BoardPlan],
                 fp_stage[name] = max(fp_stage.get(name, 0), fp.cycles + x + y if fp else 0)
                 bp_stage[name] = max(bp_stage.get(name, 0), back)
         # and each non-compute layer's unit, forward and back, is one more stage in its path
-        units = sum(u.cycles for u in chain.units)
+        units = sum(u.scaled(u.cycles, lanes) for u in chain.units)
         latency = sum(fp_stage.values()) + sum(bp_stage.values()) + units + hops
     else:  # row pipelining: all layers work on the same image, offset by a few rows
         latency = 2 * ii + hops
