@@ -209,6 +209,8 @@ def test_training_is_checked_every_step_and_resumes_after_ctrl_c(one_board, tmp_
             os.kill(os.getpid(), signal.SIGINT)
 
     monkeypatch.setattr(train._Follower, "_check", interrupted)
+    # host sessions of three steps: the Ctrl-C lands before the host can have run all nine
+    monkeypatch.setattr(train, "session_steps", lambda network, batch: 3)
     assert main(args) == 130
     work = one_board / "train"
     assert (work / "checkpoint.npz").is_file() and not (work / "result.json").exists()
@@ -268,6 +270,9 @@ def test_momentum_training_resumes_with_the_velocities_on_the_boards(tmp_path, m
             os.kill(os.getpid(), signal.SIGINT)
 
     monkeypatch.setattr(train._Follower, "_check", interrupted)
+    # host sessions of two steps: the Ctrl-C lands before the host can have run all four (a
+    # host that answers its steps faster than they are checked would otherwise finish first)
+    monkeypatch.setattr(train, "session_steps", lambda network, batch: 2)
     assert main(args) == 130
     monkeypatch.undo()
     assert main([*args, "--resume"]) == 0
