@@ -42,25 +42,9 @@ module fpdeep_store #(
     logic [NB-1:0]          wr_hit;
     logic [MP*NB*RB-1:0]    rd_who;
     logic [NB*WB-1:0]       wr_who;
-    // arrays, not wide vectors: a simulator then moves one word per port, not the whole store
-    logic [WIDTH-1:0]       port_q [MP*NB];
+    logic [MP*NB*WIDTH-1:0] port_q;
     // which bank read port answers each client next cycle
-    logic [BW+1:0]          rd_from [NR];
-    // per bank, the clients that ask for it: decoded once per client, so that a bank no
-    // client asks for costs nothing more
-    logic [NR-1:0]          rd_ask [NB];
-    logic [NW-1:0]          wr_ask [NB];
-
-    always_comb begin
-        for (int b = 0; b < NB; b++) begin
-            rd_ask[b] = '0;
-            wr_ask[b] = '0;
-        end
-        for (int c = 0; c < NR; c++)
-            if (rd_req[c] && int'(rd_bank[c*BW +: BW]) < NB) rd_ask[int'(rd_bank[c*BW +: BW])][c] = 1'b1;
-        for (int c = 0; c < NW; c++)
-            if (wr_req[c] && int'(wr_bank[c*BW +: BW]) < NB) wr_ask[int'(wr_bank[c*BW +: BW])][c] = 1'b1;
-    end
+    logic [NR*(BW+2)-1:0]   rd_from;
 
     for (genvar b = 0; b < NB; b++) begin : g_bank
         localparam int D = DEPTHS[b*32 +: 32];
@@ -75,42 +59,34 @@ module fpdeep_store #(
 
         // round robin: the first NP asking clients at or after the pointer, one per port
         always_comb begin
-            int used, c;
+            int used;
             used = 0;
-            c = 0;
             any = '0;
             pick = '0;
             last_pick = '0;
-            if (|rd_ask[b]) begin
-                for (int k = 0; k < NR; k++) begin
-                    c = int'(rd_ptr) + k;
-                    if (c >= NR) c = c - NR;
-                    if (used < NP && rd_ask[b][c]) begin
-                        any[used] = 1'b1;
-                        // a constant offset per port: a variable one (used*RB) becomes a
-                        // multiplier, which synthesis may put in a DSP slice
-                        for (int p = 0; p < MP; p++)
-                            if (p == used) pick[p*RB +: RB] = RB'(c);
-                        last_pick = RB'(c);
-                        used = used + 1;
-                    end
+            for (int k = 0; k < NR; k++) begin
+                int c;
+                c = int'(rd_ptr) + k;
+                if (c >= NR) c = c - NR;
+                if (used < NP && rd_req[c] && rd_bank[c*BW +: BW] == BW'(b)) begin
+                    any[used] = 1'b1;
+                    // a constant offset per port: a variable one (used*RB) becomes a
+                    // multiplier, which synthesis may put in a DSP slice
+                    for (int p = 0; p < MP; p++)
+                        if (p == used) pick[p*RB +: RB] = RB'(c);
+                    last_pick = RB'(c);
+                    used = used + 1;
                 end
             end
-        end
-
-        always_comb begin
-            int c;
-            c = 0;
             wr_any = 1'b0;
             wr_pick = '0;
-            if (|wr_ask[b]) begin
-                for (int k = 0; k < NW; k++) begin
-                    c = int'(wr_ptr) + k;
-                    if (c >= NW) c = c - NW;
-                    if (!wr_any && wr_ask[b][c]) begin
-                        wr_any = 1'b1;
-                        wr_pick = WB'(c);
-                    end
+            for (int k = 0; k < NW; k++) begin
+                int c;
+                c = int'(wr_ptr) + k;
+                if (c >= NW) c = c - NW;
+                if (!wr_any && wr_req[c] && wr_bank[c*BW +: BW] == BW'(b)) begin
+                    wr_any = 1'b1;
+                    wr_pick = WB'(c);
                 end
             end
         end
@@ -141,9 +117,9 @@ module fpdeep_store #(
                     .rd_addr(rd_addr[int'(pick[p*RB +: RB])*AW +: DA]),
                     .rd_data(q)
                 );
-                assign port_q[b*MP + p] = WIDTH'($signed(q));
+                assign port_q[(b*MP + p)*WIDTH +: WIDTH] = WIDTH'($signed(q));
             end else begin : g_none
-                assign port_q[b*MP + p] = '0;
+                assign port_q[(b*MP + p)*WIDTH +: WIDTH] = '0;
             end
         end
     end
@@ -160,15 +136,16 @@ module fpdeep_store #(
     always_ff @(posedge clk) begin
         if (rst) rd_valid <= '0;
         else rd_valid <= rd_gnt;
-        // an array element per client: the write decodes the client, with no multiplier, and
-        // costs a simulator one store per granted port, not a search over every client
         for (int p = 0; p < MP * NB; p++)
-            if (rd_hit[p]) rd_from[rd_who[p*RB +: RB]] <= (BW+2)'(p);
+            // per client a constant offset, as above: no multiplier for the write
+            for (int c = 0; c < NR; c++)
+                if (rd_hit[p] && int'(rd_who[p*RB +: RB]) == c)
+                    rd_from[c*(BW+2) +: BW+2] <= (BW+2)'(p);
     end
 
     always_comb
         for (int c = 0; c < NR; c++)
-            rd_data[c*WIDTH +: WIDTH] = port_q[int'(rd_from[c])];
+            rd_data[c*WIDTH +: WIDTH] = port_q[int'(rd_from[c*(BW+2) +: BW+2])*WIDTH +: WIDTH];
 endmodule
 
 `default_nettype wire
