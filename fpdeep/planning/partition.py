@@ -220,26 +220,36 @@ class UnitLoad:
         return -(-cycles // pixel_lanes)
 
 
+def layer_anchors(network: Network) -> tuple[dict[str, int], dict[str, int]]:
+    """Each layer's anchor, the index of the latest compute layer it depends on (a compute
+    layer its own, -1 for none), and the anchor each tensor is made at (the input's -1)."""
+    index = {layer.name: i for i, layer in enumerate(network.compute_layers)}
+    anchor: dict[str, int] = {}
+    made_at: dict[str, int] = {network.input_name: -1}
+    for layer in network.layers:
+        anchor[layer.name] = index.get(layer.name, max((made_at.get(t, -1)
+                                                         for t in layer.inputs), default=-1))
+        made_at[layer.output] = anchor[layer.name]
+    return anchor, made_at
+
+
 def unit_loads(network: Network, needs_bp: set[str]) -> tuple[UnitLoad, ...]:
     """The units of the non-compute layers: the generated units stream one element a cycle,
     a pass forward and, where the error goes on back, a pass backward; a BatchNormalization
     on batch statistics makes three passes forward (mean, variance, normalise) and two back
     (the gamma and beta sums, the error). A lower bound: a pooling window's extra reads and
     each unit's few cycles of start-up come on top."""
-    index = {layer.name: i for i, layer in enumerate(network.compute_layers)}
-    made_at: dict[str, int] = {network.input_name: -1}
+    anchor, _ = layer_anchors(network)
     out = []
     for layer in network.layers:
-        anchor = index.get(layer.name, max((made_at.get(t, -1) for t in layer.inputs),
-                                           default=-1))
-        made_at[layer.output] = anchor
         s = spec(layer.op)
         if layer.is_compute or s.in_loss or s.view:
             continue
         elements = max(math.prod(layer.in_shape), math.prod(layer.out_shape))
         passes_fwd, passes_bwd = (3, 2) if batch_barrier(layer) else (1, 1)
         back = passes_bwd if layer.name in needs_bp else passes_bwd - 1
-        out.append(UnitLoad(layer.name, anchor, elements * passes_fwd, elements * back))
+        out.append(UnitLoad(layer.name, anchor[layer.name], elements * passes_fwd,
+                            elements * back))
     return tuple(out)
 
 
@@ -260,16 +270,9 @@ def batch_barriers(network: Network) -> tuple[int, ...]:
     """Compute-layer indices after which a layer needs the whole batch's statistics: the latest
     compute layer each such layer depends on (one before any compute layer waits for nothing:
     the host holds the whole batch)."""
-    index = {layer.name: i for i, layer in enumerate(network.compute_layers)}
-    made_at: dict[str, int] = {network.input_name: -1}
-    found = set()
-    for layer in network.layers:
-        anchor = index.get(layer.name, max((made_at.get(t, -1) for t in layer.inputs),
-                                           default=-1))
-        made_at[layer.output] = anchor
-        if batch_barrier(layer) and anchor >= 0:
-            found.add(anchor)
-    return tuple(sorted(found))
+    anchor, _ = layer_anchors(network)
+    return tuple(sorted({anchor[layer.name] for layer in network.layers
+                         if batch_barrier(layer) and anchor[layer.name] >= 0}))
 
 
 def _cut_traffic(
@@ -288,15 +291,7 @@ def _cut_traffic(
     inside sends its raw partial input errors over the cut, to be added before they are
     requantised (``lower``'s psum unit).
     """
-    index = {layer.name: layer.index for layer in layers}
-    anchor: dict[str, int] = {}
-    made_at: dict[str, int] = {network.input_name: -1}
-    for layer in network.layers:
-        if layer.name in index:
-            anchor[layer.name] = index[layer.name]
-        else:
-            anchor[layer.name] = max((made_at.get(t, -1) for t in layer.inputs), default=-1)
-        made_at[layer.output] = anchor[layer.name]
+    anchor, made_at = layer_anchors(network)
     total = layers[-1].offset + layers[-1].co
     position = np.arange(total + 1, dtype=np.int64)
     forward = np.zeros(total + 1, dtype=np.int64)
