@@ -249,7 +249,7 @@ def batch_cycles(*, batch: int, ii_cycles: int, latency_cycles: int, update_cycl
 
 
 def ideal_batch_cycles(*, batch: int, ii_cycles: int, latency_cycles: int) -> int:
-    """The ideal pipeline's step (streams overlapped with compute, element-wise work free):
+    """The ideal pipeline's step (operands streamed in while an engine computes, no update):
     (B - 1) * II + latency, what the hardware could reach."""
     return batch_cycles(batch=batch, ii_cycles=ii_cycles, latency_cycles=latency_cycles,
                         update_cycles=0)

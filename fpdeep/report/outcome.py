@@ -97,8 +97,9 @@ def outcome_text(plan: dict[str, Any], result: dict[str, Any] | None) -> str:
     lines.append("")
     lines.append(f"simulated vs planner: {result['cycle_error']:+.2%}; the pipeline's bottleneck "
                  f"is {result['planner_bottleneck']}")
-    lines.append("ideal pipeline: the planner's engine-bound figure (streams overlapped with "
-                 "compute, element-wise work free), what later generations aim at")
+    lines.append("ideal pipeline: the planner's figure (every engine, unit and link busy on "
+                 "an image while the others work on others, operands loaded while an engine "
+                 "computes), what later generations aim at")
     resources = result.get("resources") or []
     if resources:
         # engines and units; a link's receiving side counts the cycles it is armed, waiting
