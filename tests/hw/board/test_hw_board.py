@@ -41,3 +41,10 @@ def test_off_chip_readers_and_writers_share_one_axi_master(run_testbench, params
     result = run_testbench(toplevel="dram_top", test_module="tb_dram", parameters=params,
                            sources=list(dict.fromkeys(sources)))
     assert result.tests == 8 and result.failed == 0, result
+
+
+def test_store_arbitration_and_data_follow_its_model(run_testbench):
+    sources = [*hw_sources("fpdeep_store"), HERE / "store_top.sv"]
+    result = run_testbench(toplevel="store_top", test_module="tb_store",
+                           sources=list(dict.fromkeys(sources)))
+    assert result.tests == 1 and result.failed == 0, result
