@@ -262,15 +262,16 @@ _SIZE: dict[str, Callable[[Params], int]] = {
 #: Yosys 0.70 `synth_xilinx -family xcup` of each unit on its own with the parameters the
 #: demo's boards give it (digits CNN on 2 x ZCU102, batch 4), less its memories: engines a
 #: least-squares line over 4 x 1, 1 x 4 and 4 x 4 lanes (6,137 / 5,108 / 9,732 LUTs), the
-#: other units one point each, in proportion to their size where they have one. Upper
-#: bounds on UltraScale+ (the DSPs' accumulators stay in the fabric); a unit without an entry
-#: counts no logic: the tensor store's arbiters and read multiplexers are not fitted yet (the
-#: demo's store, 20 banks x 48 clients, alone runs out of yowasp Yosys' 4 GiB in its LUT
-#: mapping), so a board's LUT and FF leave them out.
+#: tensor store a line through zero over both boards' stores (28,531 and 23,667 LUTs for
+#: 20 x 48 and 17 x 44 bank-client pairs, mostly its read-data multiplexers), the other units
+#: one point each, in proportion to their size where they have one. Upper bounds on
+#: UltraScale+ (the DSPs' accumulators stay in the fabric); a unit without an entry counts no
+#: logic.
 LOGIC: dict[str, tuple[float, float, float, float]] = {
     "fpdeep_engine": (4221, 340.5, 1392, 262.7),
     "fpdeep_sequencer": (0, 26.06, 0, 9.94),  # 17 resources: 443 LUT, 169 FF
     "fpdeep_host": (0, 27.10, 0, 19.25),  # 20 banks: 574 LUT, 385 FF
+    "fpdeep_store": (0, 30.45, 0, 1.50),  # 960 pairs: 28,531 LUT, 1,411 FF; 748: 23,667, 1,157
     "fpdeep_mover_rd": (214, 0, 124, 0),
     "fpdeep_mover_wr": (186, 0, 154, 0),
     "fpdeep_relu": (820, 0, 18, 0),
