@@ -2,10 +2,11 @@
 a reduced input where the graph allows one, on 8 and 16 VCU118s, with the `optimal` partition
 and what may go off chip kept there (`--off-chip weights,grads,stash`). Prints the generated
 design's figures or the reason build gives, as `fpdeep plan` reports them (plan lowers the
-design as build does).
+design as build does). With --check, every case that builds is built into a temporary folder
+and each board's RTL linted (`verilator --lint-only -Wall`) and elaborated by Yosys.
 
     python bench/zoo_build.py [--boards 8,16] [--reduced 3,32,32] [--off-chip KINDS]
-        [--partition fpdeep|optimal]
+        [--partition fpdeep|optimal] [--check]
 """
 
 from __future__ import annotations
@@ -14,10 +15,18 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 import textwrap
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import onnx
+
+from fpdeep.codegen.build import source_list
+from fpdeep.cosim.simulator import lint
+from fpdeep.cosim.yosys import check_hierarchy
+from fpdeep.errors import FpdeepError
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 
@@ -37,6 +46,36 @@ def generated(model: Path, boards: int, *extra: str) -> str:
             f"({g['bottleneck']})")
 
 
+def _check_board(file_list: Path) -> str:
+    """'' when the board's RTL lints clean and Yosys elaborates it, else the first error."""
+    top = f"fpdeep_{file_list.parent.name}"
+    sources = source_list(file_list)
+    try:
+        lint(top, sources=sources)
+        check_hierarchy(top, sources)
+    except FpdeepError as error:
+        return f"{file_list.parent.name}: {str(error).splitlines()[0]}"
+    return ""
+
+
+def checked(model: Path, boards: int, *extra: str) -> str:
+    """Build the design and lint and elaborate every board (two at a time)."""
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        command = [sys.executable, "-m", "fpdeep.cli", "build", str(model), "--board", "vcu118",
+                   "--boards", str(boards), "-o", f"{tmp}/build", *extra]
+        run = subprocess.run(command, capture_output=True, text=True)
+        if run.returncode:
+            return "build failed: " + run.stderr.strip().splitlines()[-1]
+        file_lists = sorted(Path(tmp, "build", "rtl").glob("board_*/files.f"))
+        with ThreadPoolExecutor(2) as pool:
+            errors = [e for e in pool.map(_check_board, file_lists) if e]
+    if errors:
+        return f"{len(errors)} of {len(file_lists)} boards fail: {errors[0]}"
+    return (f"all {len(file_lists)} boards lint-clean (Verilator -Wall) and elaborated by Yosys "
+            f"({time.monotonic() - started:.0f} s)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--boards", default="8,16", help="board counts to try (default 8,16)")
@@ -44,17 +83,21 @@ def main() -> None:
     parser.add_argument("--off-chip", default="weights,grads,stash",
                         help="what build may keep off chip (default: all it can)")
     parser.add_argument("--partition", default="optimal", choices=("fpdeep", "optimal"))
+    parser.add_argument("--check", action="store_true",
+                        help="build each case that builds, lint and elaborate every board")
     args = parser.parse_args()
     options = ("--off-chip", args.off_chip, "--partition", args.partition)
     for model in sorted(LIGHT.glob("light_*.onnx")):
         print(model.stem)
         for boards in (int(n) for n in args.boards.split(",")):
-            line = f"full size, {boards} x VCU118: {generated(model, boards, *options)}"
-            print(textwrap.indent(textwrap.fill(line, 100), "  "), flush=True)
-            reduced = generated(model, boards, *options, "--input-shape", args.reduced,
-                                "--batch", "4")
-            line = f"input {args.reduced}, {boards} x VCU118, batch 4: {reduced}"
-            print(textwrap.indent(textwrap.fill(line, 100), "  "), flush=True)
+            for what, extra in ((f"full size, {boards} x VCU118", options),
+                                (f"input {args.reduced}, {boards} x VCU118, batch 4",
+                                 (*options, "--input-shape", args.reduced, "--batch", "4"))):
+                result = generated(model, boards, *extra)
+                if args.check and result.startswith("builds"):
+                    result += "; " + checked(model, boards, *extra)
+                line = f"{what}: {result}"
+                print(textwrap.indent(textwrap.fill(line, 100), "  "), flush=True)
 
 
 if __name__ == "__main__":
