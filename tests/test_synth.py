@@ -20,7 +20,13 @@ from fpdeep.cli import main
 from fpdeep.codegen.build import source_list
 from fpdeep.cosim import yosys
 from fpdeep.cosim.simulator import hw_sources
-from fpdeep.cosim.yosys import HARD_BLOCKS_MAPPED, design_cells, synth_xilinx, yosys_available
+from fpdeep.cosim.yosys import (
+    HARD_BLOCKS_MAPPED,
+    check_hierarchy,
+    design_cells,
+    synth_xilinx,
+    yosys_available,
+)
 from fpdeep.errors import FpdeepError
 from fpdeep.flow import write_build
 from fpdeep.planning.resources import Memory, Resources, family_of, memory_resources
@@ -125,6 +131,11 @@ def test_yosys_out_of_its_memory_says_what_to_do(monkeypatch, tmp_path):
     with pytest.raises(FpdeepError, match=r"ran out of memory on synth_xilinx of top: .*4 GiB"
                                           r".*--hard-blocks"):
         synth_xilinx("top", [src])
+    # an elaboration is not helped by stopping a synthesis early
+    with pytest.raises(FpdeepError, match=r"ran out of memory on the elaboration of top: "
+                                          r".*4 GiB.*elaboration alone.*Verilator") as error:
+        check_hierarchy("top", [src])
+    assert "--hard-blocks" not in str(error.value)
 
 
 # ----- the command's errors ------------------------------------------------------------------

