@@ -71,7 +71,7 @@ def checked(model: Path, boards: int, *extra: str) -> str:
         with ThreadPoolExecutor(2) as pool:
             errors = [e for e in pool.map(_check_board, file_lists) if e]
     if errors:
-        return f"{len(errors)} of {len(file_lists)} boards fail: {errors[0]}"
+        return f"{len(errors)} of {len(file_lists)} boards fail: " + "; ".join(errors)
     return (f"all {len(file_lists)} boards lint-clean (Verilator -Wall) and elaborated by Yosys "
             f"({time.monotonic() - started:.0f} s)")
 
