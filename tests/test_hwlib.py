@@ -67,7 +67,8 @@ def test_unknown_names_are_refused_with_the_valid_ones():
 def test_compile_order_puts_every_module_after_what_it_uses():
     order = [m.name for m in compile_order(["fpdeep_relu", "fpdeep_engine", "fpdeep_requant"])]
     assert order == ["fpdeep_requant", "fpdeep_relu", "fpdeep_sdp_ram", "fpdeep_tensor_walker",
-                     "fpdeep_loop_nest", "fpdeep_mac_array", "fpdeep_engine"]
+                     "fpdeep_loop_nest", "fpdeep_mac_array", "fpdeep_result_lane",
+                     "fpdeep_engine"]
     for m in MODULES.values():
         assert all(u in MODULES for u in m.uses), m.name
 

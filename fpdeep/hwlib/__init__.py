@@ -38,6 +38,7 @@ from fpdeep.hwlib.library import (
     PSUM,
     RELU,
     REQUANT,
+    RESULT_LANE,
     SDP_RAM,
     SGD,
     SGD_MOMENTUM,
@@ -56,6 +57,6 @@ __all__ = ["ADD", "AFFINE", "AXIL_SLAVE", "BN_FROZEN", "BN_TRAIN", "CHANNEL_WORD
            "LINK_FRAMER", "LINK_KEEP", "LINK_MODEL", "LINK_PACK", "LINK_RX", "LINK_TX",
            "LINK_UNPACK", "LOOP_NEST", "LOSS", "LRN", "LRN_TABLE", "MAC_ARRAY", "MEM_MODEL",
            "MODULES", "POOL",
-           "PSUM", "RELU", "REQUANT", "SDP_RAM", "SGD", "SGD_MOMENTUM", "SHIFT_WIDTH",
-           "SKID_BUFFER", "STREAM_FIFO", "TENSOR_WALKER", "Module", "Port", "Signal", "Stream",
-           "compile_order", "module"]
+           "PSUM", "RELU", "REQUANT", "RESULT_LANE", "SDP_RAM", "SGD", "SGD_MOMENTUM",
+           "SHIFT_WIDTH", "SKID_BUFFER", "STREAM_FIFO", "TENSOR_WALKER", "Module", "Port",
+           "Signal", "Stream", "compile_order", "module"]

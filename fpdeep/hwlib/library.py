@@ -112,6 +112,16 @@ MAC_ARRAY = Module(
     (*CLOCKED, _in("in_valid"), _in("reduce", 2, DATA), _in("a", "TM*TN*DW", DATA),
      _in("b", "TM*TN*DW", DATA), _out("out_valid"), _out("sum", "TM*TN*ACCW", DATA)))
 
+RESULT_LANE = Module(
+    "fpdeep_result_lane", "engine",
+    "one MAC lane's two result-bank halves: accumulate (with forwarding) and drain-and-clear",
+    {"ACCW": ACC_WIDTH, "RD": 64, "RAW": 6, "BANKS": 1},
+    (_in("clk", role=CLOCK), _in("asel"), _in("dsel"), _in("draining"), _in("drain_rd"),
+     _in("drain_here"), _in("dla", "RAW", DATA), _in("rd6"), _in("ra6", "RAW", DATA),
+     _in("wr7"), _in("ra7", "RAW", DATA), _in("sum7", "ACCW", DATA), _out("q0", "ACCW", DATA),
+     _out("q1", "ACCW", DATA)),
+    uses=("fpdeep_sdp_ram",))
+
 ENGINE = Module(
     "fpdeep_engine", "engine",
     "unified Conv/FC loop-nest engine: FP / BP / WG, bias, bias gradient, mini-batch "
@@ -130,7 +140,7 @@ ENGINE = Module(
      _in("start"), _in("flush"), _out("busy"), _out("done"), _out("err_frame"),
      source("m", "ACCW")),
     uses=("fpdeep_sdp_ram", "fpdeep_tensor_walker", "fpdeep_loop_nest", "fpdeep_mac_array",
-          "fpdeep_requant"))
+          "fpdeep_result_lane", "fpdeep_requant"))
 
 POOL = Module(
     "fpdeep_pool", "pool", "MaxPool (argmax) / AveragePool / GAP, forward and backward",
@@ -596,7 +606,8 @@ RESET_SYNC = Module(
 
 #: Every module of hw/ by name, in the order the docs list them.
 MODULES: Mapping[str, Module] = MappingProxyType({m.name: m for m in (
-    SKID_BUFFER, STREAM_FIFO, SDP_RAM, REQUANT, LOOP_NEST, TENSOR_WALKER, MAC_ARRAY, ENGINE,
+    SKID_BUFFER, STREAM_FIFO, SDP_RAM, REQUANT, LOOP_NEST, TENSOR_WALKER, MAC_ARRAY,
+    RESULT_LANE, ENGINE,
     POOL, RELU, DROPOUT, CHANNEL_WORDS, BN_FROZEN, BN_TRAIN, AFFINE, LRN_TABLE, LRN, CONVERT,
     ADD, FANOUT, PSUM, LOSS, SGD, SGD_MOMENTUM,
     LINK_TX, LINK_RX, LINK_PACK, LINK_UNPACK, LINK_KEEP, CRC32, LINK_FRAMER, LINK_DEFRAMER,

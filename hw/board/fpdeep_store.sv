@@ -57,13 +57,11 @@ module fpdeep_store #(
         end
     end
 
-    // the clients whose number has bit k set: a one-hot vector's client number, bit k, is
-    // whether it meets this mask
-    function automatic logic [NR-1:0] rd_clients_with_bit(input int k);
-        for (int c = 0; c < NR; c++) rd_clients_with_bit[c] = 1'((c >> k) & 1);
-    endfunction
-    function automatic logic [NW-1:0] wr_clients_with_bit(input int k);
-        for (int c = 0; c < NW; c++) wr_clients_with_bit[c] = 1'((c >> k) & 1);
+    // the clients whose number has bit k set (readers and writers alike, sliced to their
+    // count): a one-hot vector's client number, bit k, is whether it meets this mask
+    localparam int NC = (NR > NW) ? NR : NW;
+    function automatic logic [NC-1:0] clients_with_bit(input int k);
+        for (int c = 0; c < NC; c++) clients_with_bit[c] = 1'((c >> k) & 1);
     endfunction
 
     // per read port q = bank * MP + port, the client it serves (one-hot, zero when idle) and
@@ -124,7 +122,7 @@ module fpdeep_store #(
         // the served clients' numbers, for the RAM addresses
         logic [WB-1:0] wr_who;
         for (genvar k = 0; k < WB; k++) begin : g_wr_who
-            localparam logic [NW-1:0] WITH_BIT = wr_clients_with_bit(k);
+            localparam logic [NW-1:0] WITH_BIT = NW'(clients_with_bit(k));
             assign wr_who[k] = |(wr_one & WITH_BIT);
         end
         for (genvar p = 0; p < MP; p++) begin : g_port
@@ -133,7 +131,7 @@ module fpdeep_store #(
                 logic [RB-1:0] who;
                 logic [BWD-1:0] q;
                 for (genvar k = 0; k < RB; k++) begin : g_who
-                    localparam logic [NR-1:0] WITH_BIT = rd_clients_with_bit(k);
+                    localparam logic [NR-1:0] WITH_BIT = NR'(clients_with_bit(k));
                     assign who[k] = |(pick[p] & WITH_BIT);
                 end
                 fpdeep_sdp_ram #(.WIDTH(BWD), .DEPTH(D)) u_ram (

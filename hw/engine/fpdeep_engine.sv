@@ -257,30 +257,31 @@ module fpdeep_engine #(
     logic [NB*DW-1:0] a3, b3;
     logic [TM*ACCW-1:0] bt3;   // FP bias terms entering the accumulation with this iteration
 
-    // Lane (m, n) write enables and masked operands of each mode (see header).
+    // Lane (m, n) write enables and masked operands of each mode (see header). One small
+    // block per lane: Yosys takes time quadratic in the assignments of one always block.
     logic [NB-1:0]    we2;
     logic [NB*DW-1:0] a2, b2;
-    always_comb begin
-        for (int m = 0; m < TM; m++) begin
-            for (int n = 0; n < TN; n++) begin
-                a2[(m*TN+n)*DW +: DW] = '0;
-                b2[(m*TN+n)*DW +: DW] = '0;
-                we2[m*TN+n] = 1'b0;
+    for (genvar m = 0; m < TM; m++) begin : g_lane_m
+        for (genvar n = 0; n < TN; n++) begin : g_lane_n
+            localparam int K = m * TN + n;
+            always_comb begin
+                a2[K*DW +: DW] = '0;
+                b2[K*DW +: DW] = '0;
                 case (cfg_mode)
                     FP: begin
-                        if (com2[m] && cim2[n]) a2[(m*TN+n)*DW +: DW] = wd[m*TN+n];
-                        if (sp2 && cim2[n])     b2[(m*TN+n)*DW +: DW] = xd[n];
-                        we2[m*TN+n] = (n == 0) && com2[m];
+                        if (com2[m] && cim2[n]) a2[K*DW +: DW] = wd[K];
+                        if (sp2 && cim2[n])     b2[K*DW +: DW] = xd[n];
+                        we2[K] = (n == 0) && com2[m];
                     end
                     BP: begin
-                        if (com2[m] && cim2[n]) a2[(m*TN+n)*DW +: DW] = wd[m*TN+n];
-                        b2[(m*TN+n)*DW +: DW] = yd[m];
-                        we2[m*TN+n] = (m == 0) && cim2[n] && sp2;
+                        if (com2[m] && cim2[n]) a2[K*DW +: DW] = wd[K];
+                        b2[K*DW +: DW] = yd[m];
+                        we2[K] = (m == 0) && cim2[n] && sp2;
                     end
                     default: begin
-                        if (com2[m])            a2[(m*TN+n)*DW +: DW] = yd[m];
-                        if (sp2 && cim2[n])     b2[(m*TN+n)*DW +: DW] = xd[n];
-                        we2[m*TN+n] = com2[m] && cim2[n];
+                        if (com2[m])            a2[K*DW +: DW] = yd[m];
+                        if (sp2 && cim2[n])     b2[K*DW +: DW] = xd[n];
+                        we2[K] = com2[m] && cim2[n];
                     end
                 endcase
             end
@@ -327,12 +328,18 @@ module fpdeep_engine #(
     logic [NB-1:0]      we7;
     logic [RAW-1:0]     ra7;
     logic [NB*ACCW-1:0] sum7;
+    // FP row sums sit in lanes (m, 0); the bias term joins them there.
+    for (genvar k = 0; k < NB; k++) begin : g_sum7
+        if (k % TN == 0) begin : g_bias
+            always_ff @(posedge clk)
+                sum7[k*ACCW +: ACCW] <= sum6[k*ACCW +: ACCW] +
+                                        bt_d[MAC_LAT-1][(k/TN)*ACCW +: ACCW];
+        end else begin : g_plain
+            always_ff @(posedge clk) sum7[k*ACCW +: ACCW] <= sum6[k*ACCW +: ACCW];
+        end
+    end
     always_ff @(posedge clk) begin
         {we7, ra7} <= {we_d[MAC_LAT-1], ra_d[MAC_LAT-1]};
-        // FP row sums sit in lanes (m, 0); the bias term joins them there.
-        for (int k = 0; k < NB; k++)
-            sum7[k*ACCW +: ACCW] <= sum6[k*ACCW +: ACCW] +
-                ((k % TN == 0) ? bt_d[MAC_LAT-1][(k/TN)*ACCW +: ACCW] : '0);
         if (rst) v7 <= 1'b0;
         else     v7 <= v6;
     end
@@ -372,42 +379,20 @@ module fpdeep_engine #(
     end
 
     // ------------------------------------------------------------------ result banks
-    // Two block-RAM halves per lane, each with one synchronous read: runs accumulate into
-    // half asel (read at s6, written back at s7) while half dsel drains (each word read and
-    // cleared). The only hazard of a run is an s6 read of the address s7 is writing (read-first
-    // RAM returns the old word), so that case takes the value being written (forwarding).
+    // Two block-RAM halves per lane (fpdeep_result_lane): runs accumulate into half asel while
+    // half dsel drains. Each lane gives both halves' read words; the drain picks its lane's.
     logic            out_free;
-    logic [ACCW-1:0] rq [2][NB];
-    logic [NB-1:0]   fwd7;
-    logic [ACCW-1:0] fwdv7 [NB];
-    logic [ACCW-1:0] new7 [NB];
+    logic [ACCW-1:0] rq0 [NB];
+    logic [ACCW-1:0] rq1 [NB];
     wire logic       drain_rd = draining && !d_done && out_free && !dphase;
     for (genvar k = 0; k < NB; k++) begin : g_res
-        always_comb new7[k] = (fwd7[k] ? fwdv7[k] : rq[asel][k]) + sum7[k*ACCW +: ACCW];
-        for (genvar h = 0; h < 2; h++) begin : g_half
-            if (MODE >= 2 || (MODE == 0 && k % TN == 0) || (MODE == 1 && k < TN))
-            begin : g_bank
-                wire logic      own = draining && (dsel == 1'(h));
-                wire logic      acc = !own && (asel == 1'(h));
-                logic           wen, ren;
-                logic [RAW-1:0] wadr, radr;
-                always_comb begin
-                    wen  = own ? (drain_rd && dbank == BW'(k)) : (acc && v7 && we7[k]);
-                    wadr = own ? dla[RAW-1:0] : ra7;
-                    ren  = own ? drain_rd : (acc && v6 && we_d[MAC_LAT-1][k]);
-                    radr = own ? dla[RAW-1:0] : ra_d[MAC_LAT-1];
-                end
-                fpdeep_sdp_ram #(.WIDTH(ACCW), .DEPTH(RD), .RAM_STYLE("auto"), .OUT_REG(1'b0))
-                    u_ram (.clk, .wr_en(wen), .wr_addr(wadr), .wr_data(own ? '0 : new7[k]),
-                           .rd_en(ren), .rd_addr(radr), .rd_data(rq[h][k]));
-            end else begin : g_none  // a lane this mode never writes
-                assign rq[h][k] = '0;
-            end
-        end
-        always_ff @(posedge clk) begin
-            fwd7[k]  <= v7 && we7[k] && (ra7 == ra_d[MAC_LAT-1]);
-            fwdv7[k] <= new7[k];
-        end
+        fpdeep_result_lane #(
+            .ACCW(ACCW), .RD(RD), .RAW(RAW),
+            .BANKS(MODE >= 2 || (MODE == 0 && k % TN == 0) || (MODE == 1 && k < TN))
+        ) u_lane (
+            .clk, .asel, .dsel, .draining, .drain_rd, .drain_here(dbank == BW'(k)),
+            .dla(dla[RAW-1:0]), .rd6(v6 && we_d[MAC_LAT-1][k]), .ra6(ra_d[MAC_LAT-1]),
+            .wr7(v7 && we7[k]), .ra7, .sum7(sum7[k*ACCW +: ACCW]), .q0(rq0[k]), .q1(rq1[k]));
     end
 
     always_ff @(posedge clk) begin
@@ -436,7 +421,7 @@ module fpdeep_engine #(
             end
         end
     end
-    wire logic [ACCW-1:0] dval = dq_phase ? dq_b : rq[dsel][dq_bank];
+    wire logic [ACCW-1:0] dval = dq_phase ? dq_b : dsel ? rq1[dq_bank] : rq0[dq_bank];
     logic signed [DW-1:0] dq;
     fpdeep_requant #(.IW(ACCW), .OW(DW), .SW(7)) u_rq (
         .x(dval), .shift(cfg_shift), .y(dq));

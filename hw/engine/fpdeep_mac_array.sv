@@ -49,15 +49,18 @@ module fpdeep_mac_array #(
         assign p[i] = p_q[i*2*DW +: 2*DW];
     end
 
-    // Adder trees are written as loops; synthesis balances them.
+    // Adder trees are written as loops, one block per row and per column (Yosys takes time
+    // quadratic in the assignments of one block); synthesis balances them.
     logic signed [ACCW-1:0] row [TM];
     logic signed [ACCW-1:0] col [TN];
-    always_comb begin
-        for (int m = 0; m < TM; m++) begin
+    for (genvar m = 0; m < TM; m++) begin : g_row_sum
+        always_comb begin
             row[m] = '0;
             for (int n = 0; n < TN; n++) row[m] = row[m] + ACCW'(p[m*TN+n]);
         end
-        for (int n = 0; n < TN; n++) begin
+    end
+    for (genvar n = 0; n < TN; n++) begin : g_col_sum
+        always_comb begin
             col[n] = '0;
             for (int m = 0; m < TM; m++) col[n] = col[n] + ACCW'(p[m*TN+n]);
         end
