@@ -82,11 +82,12 @@ class OnnxNet:
         src = src or self.last
         return self._node("Relu", [src], self.shape[src])
 
-    def maxpool(self, k: int, stride: int, pads=(0, 0, 0, 0)) -> str:
-        c, h, w = self.shape[self.last]
+    def maxpool(self, k: int, stride: int, pads=(0, 0, 0, 0), src: str | None = None) -> str:
+        src = src or self.last
+        c, h, w = self.shape[src]
         ho = (h + pads[0] + pads[2] - k) // stride + 1
         wo = (w + pads[1] + pads[3] - k) // stride + 1
-        return self._node("MaxPool", [self.last], (c, ho, wo), kernel_shape=[k, k],
+        return self._node("MaxPool", [src], (c, ho, wo), kernel_shape=[k, k],
                           strides=[stride, stride], pads=list(pads))
 
     def avgpool(self, k: int, stride: int, pads=(0, 0, 0, 0), include_pad: int = 0) -> str:

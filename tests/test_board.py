@@ -146,12 +146,13 @@ def test_residual_add_and_fan_in_units(tmp_path):
     assert text.count("fpdeep_add #(") == 2
 
 
-def test_a_tensor_read_by_three_layers_is_refused_by_name(tmp_path):
-    """The error fan-in sums two contributions: a tensor with three readers is named with
-    its reader count, once, in build's refusal."""
+def test_a_tensor_read_by_three_layers_gets_a_partial_sum_fan_in(tmp_path):
+    """Two error contributions are summed by an Add unit in one pass; three or more by the
+    partial-sum unit, a pass per further contribution, only the last saturating."""
     from golden_nets import OnnxNet
 
     from fpdeep.design.lower import check_buildable
+    from fpdeep.schedule.tasks import schedule
 
     net = OnnxNet((1, 4, 4), seed=1)
     fork = net.relu(net.conv(2, 3, pads=(1, 1, 1, 1)))
@@ -162,12 +163,15 @@ def test_a_tensor_read_by_three_layers_is_refused_by_name(tmp_path):
     net.fc(3)
     network, _ = net.load(tmp_path / "fork.onnx")
     result = fpdeep.plan(network, fpdeep.make_cluster(board="zcu102", boards=1), batch=2)
-    with pytest.raises(FpdeepError) as info:
-        check_buildable(network, result)
-    assert str(info.value) == (
-        f"this plan cannot be built: the generated RTL cannot run: tensor {fork!r} (3 "
-        "readers): a tensor's error sums its readers' contributions, and the generated fan-in "
-        "sums two")
+    check_buildable(network, result)
+    d = lower(network, result)
+    fan_in, = (u for u in d.boards[0].units if u.kind == "fanin")
+    assert (fan_in.layer, fan_in.info["readers"]) == (fork, 3)
+    text, = board_tops(d, network, batch=2)
+    assert "fpdeep_psum #(" in text and f"u_{fan_in.ident} (" in text
+    fan_ins = [t for t in schedule(d, network, batch=2).tasks
+               if t.kind == "unit" and t.what == "fanin"]
+    assert [(t.rtl, t.tensors, t.image) for t in fan_ins] == [("psum", 2, 0), ("psum", 2, 1)]
 
 
 def test_numerics_the_engines_do_not_compute_are_refused(network):
@@ -292,7 +296,8 @@ def test_an_unknown_unit_kind_names_the_known_ones():
 
     with pytest.raises(FpdeepError, match="unit kind 'gelu' has no RTL; valid kinds: relu, "
                                           "dropout, bn, bn_train, lrn, affine, concat, shuffle, "
-                                          "pool, add, fanin, psum, loss, sgd, sgd_momentum"):
+                                          "pool, add, fanin, fanin_n, psum, loss, sgd, "
+                                          "sgd_momentum"):
         unit_parts(UnitDesign("gelu", "act", "u_act", 0))
 
 

@@ -657,6 +657,28 @@ def test_a_squeezenet_fire_module_trains_bit_exact_on_two_boards(tmp_path):
     _train_two_steps(net, tmp_path / "fire", boards=2)
 
 
+def test_an_inception_block_whose_input_has_four_readers_trains_bit_exact(tmp_path):
+    """A tensor read by four layers (Inception's 1x1, 3x3, 5x5 and max-pooled branches): its error
+    is the exact sum of four contributions, saturated once, by three passes of a partial-sum
+    unit; on two boards, so some contributions arrive over the link."""
+    from golden_nets import OnnxNet
+
+    net = OnnxNet((2, 6, 6), seed=8)
+    net.conv(3, 3, pads=(1, 1, 1, 1))
+    fork = net.relu()
+    branches = [net.relu(net.conv(2, 1, src=fork)),
+                net.relu(net.conv(2, 3, pads=(1, 1, 1, 1), src=fork)),
+                net.relu(net.conv(2, 5, pads=(2, 2, 2, 2), src=fork)),
+                net.relu(net.conv(2, 1, src=net.maxpool(3, 1, pads=(1, 1, 1, 1), src=fork)))]
+    net.node("Concat", branches, (8, 6, 6), axis=1)
+    net.flatten()
+    net.fc(5)
+    network, _ = net.load(tmp_path / "inception.onnx")
+    assert len(network.tensors[fork].consumers) == 4
+    result = _train_two_steps(net, tmp_path / "inception", boards=2)
+    assert abs(result["cycle_error"]) < 0.01
+
+
 def test_a_channel_shuffle_trains_bit_exact(tmp_path):
     """ShuffleNet's Reshape-Transpose-Reshape: a converter pass per channel plane."""
     from golden_nets import OnnxNet

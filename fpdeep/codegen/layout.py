@@ -445,13 +445,26 @@ class TaskWork:
                           Access(res.mover("s_z", "label"), False, "label", n, i, hold=True),
                           Access(res.mover("m", out=True), True, err[0], n, i, err[1])))]
         if kind == "fanin":
+            # two contributions: one pass of the Add unit; more: a pass of the partial-sum
+            # unit per further one, the exact running sum kept in the error item (as wide as
+            # the raw sum, hw/eltwise/fpdeep_psum.sv), saturated by the last pass
             tensor = task.layer
-            a, b = (loc(board, contribution_item(tensor, c)) for c in self._contributors(tensor))
+            parts = [loc(board, contribution_item(tensor, c))
+                     for c in self._contributors(tensor)]
             out = (f"err:{tensor}", 0)
             n = self.size(tensor)
-            return [Work((Access(res.mover("s_a"), False, a[0], n, i, a[1]),
-                          Access(res.mover("s_b"), False, b[0], n, i, b[1]),
-                          Access(res.mover("m", out=True), True, out[0], n, i, out[1])))]
+            works, acc = [], parts[0]
+            for k in range(1, len(parts)):
+                last = k == len(parts) - 1
+                works.append(Work((Access(res.mover("s_a"), False, acc[0], n, i, acc[1]),
+                                   Access(res.mover("s_b"), False, parts[k][0], n, i,
+                                          parts[k][1]),
+                                   Access(res.mover("m", out=True), True, out[0], n, i,
+                                          out[1])),
+                                  cfg=(("cfg_final", int(last)),) if len(parts) > 2 else (),
+                                  ends_task=last))
+                acc = out
+            return works
         if kind == "psum":
             layer = self.layers[task.layer]
             src = self.canon(layer.inputs[0])

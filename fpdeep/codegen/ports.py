@@ -174,6 +174,9 @@ UNIT_RTL: Mapping[str, tuple[Part, ...]] = MappingProxyType({
     "add": (Part(ADD, "residual Add of layer {layer}"),
             Part(FANOUT, "error fan-out of layer {layer}", suffix="_bp", values="backward")),
     "fanin": (Part(ADD, "error fan-in of tensor {layer}"),),
+    # of three or more readers: the controller raises <unit>_final for the last pass
+    "fanin_n": (Part(PSUM, "error fan-in of tensor {layer}", params=("DW", "ACCW"),
+                     inputs={"cfg_final": "final"}),),
     # the controller raises <unit>_final for the last pass, which requantises
     "psum": (Part(PSUM, "partial input errors of layer {layer}", params=("DW", "ACCW"),
                   inputs={"cfg_final": "final"}),),
@@ -189,8 +192,12 @@ UNIT_RTL: Mapping[str, tuple[Part, ...]] = MappingProxyType({
 
 def unit_parts(u: UnitDesign) -> tuple[Part, ...]:
     """The RTL parts of unit ``u`` (`UNIT_RTL`): by its kind, the SGD unit by whether it
-    keeps velocities."""
-    kind = "sgd_momentum" if u.kind == "sgd" and u.info.get("velocity") else u.kind
+    keeps velocities, an error fan-in by its number of readers."""
+    kind = u.kind
+    if u.kind == "sgd" and u.info.get("velocity"):
+        kind = "sgd_momentum"
+    elif u.kind == "fanin" and u.info.get("readers", 2) > 2:
+        kind = "fanin_n"
     parts = UNIT_RTL.get(kind)
     if parts is None:
         raise FpdeepError(f"unit kind {kind!r} has no RTL; valid kinds: {', '.join(UNIT_RTL)}")

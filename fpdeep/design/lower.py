@@ -269,13 +269,8 @@ def check_buildable(network: Network, plan: Plan, *, numerics: Numerics | None =
     layers = [f"{layer.name!r} ({layer.op}): {why}" for layer in network.layers
               if (why := _layer_problem(network, layer)) is not None]
     layers += [f"{name!r} (Conv): {why}" for name, why in _split_group_problems(network, plan)]
-    forks = [f"{name!r} ({len(t.consumers)} readers)" for name, t in network.tensors.items()
-             if len(t.consumers) > 2]
-    if forks:
-        forks = [f"{'tensor' if len(forks) == 1 else 'tensors'} {', '.join(forks)}: a tensor's "
-                 "error sums its readers' contributions, and the generated fan-in sums two"]
-    if layers or forks:
-        problems.append("the generated RTL cannot run: " + "; ".join(layers + forks))
+    if layers:
+        problems.append("the generated RTL cannot run: " + "; ".join(layers))
     if problems:
         raise FpdeepError("this plan cannot be built: " + "; ".join(problems))
 
@@ -373,13 +368,13 @@ def lower(network: Network, plan: Plan, *, numerics: Numerics | None = None,
                 layer.name, shift=_shifts(network, layer, numerics)["bp"], slices=len(parts),
                 elements=math.prod(layer.in_shape),
                 ident=namer(layer.name, "psum"), board=home))
-    # a tensor whose error comes from two readers gets an RTL fan-in where it is held
+    # a tensor whose error comes from several readers gets an RTL fan-in where it is held
     for name, tensor in network.tensors.items():
-        if name in homes and name != network.input_name and len(tensor.consumers) == 2:
+        if name in homes and name != network.input_name and len(tensor.consumers) > 1:
             shape = network.layer(tensor.producer).out_shape
             units[homes[name]].append(fan_in_unit(
-                name, shape, ident=namer(name, "fanin", prefix="t"),
-                board=homes[name]))
+                name, shape, readers=len(tensor.consumers),
+                ident=namer(name, "fanin", prefix="t"), board=homes[name]))
     velocity = momentum > 0 or weight_decay > 0
     vel_width = _check_velocity_width(numerics, network) if velocity else 0
     boards = [replace(b, units=(*units[b.index], sgd_unit(b.index, vel_width=vel_width)))

@@ -365,11 +365,18 @@ _UNIT_MAKERS = {"relu": _relu_unit, "pool": _pool_unit, "add": _add_unit,
                 "bn": _bn_unit, "lrn": _lrn_unit, "affine": _affine_unit}
 
 
-def fan_in_unit(tensor: str, shape: Sequence[int], *, ident: str, board: int) -> UnitDesign:
-    """The exact sum of two error contributions to ``tensor``, saturated once (§8)."""
+def fan_in_unit(tensor: str, shape: Sequence[int], *, readers: int, ident: str,
+                board: int) -> UnitDesign:
+    """The exact sum of the ``readers`` error contributions to ``tensor``, saturated once
+    (§8): two in one pass of the Add unit (fpdeep_add); more in one pass per further
+    contribution of the partial-sum unit (fpdeep_psum), which keeps the running sum exact in
+    the tensor's error item and saturates on its last pass."""
+    info = {"elements": math.prod(shape), "tensor": tensor, "readers": readers}
+    if readers == 2:
+        return UnitDesign("fanin", tensor, ident, board, {},
+                          {"cfg_la": 0, "cfg_lb": 0, "cfg_shift": 0}, {}, info)
     return UnitDesign("fanin", tensor, ident, board, {},
-                      {"cfg_la": 0, "cfg_lb": 0, "cfg_shift": 0}, {},
-                      {"elements": math.prod(shape), "tensor": tensor})
+                      {"cfg_shift": PSUM.encode("cfg_shift", 0)}, {}, info)
 
 
 #: The loss unit takes fewer classes than this: the host writes each label into the store as

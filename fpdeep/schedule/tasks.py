@@ -556,15 +556,19 @@ class _StepGraph:
 
     def error_at_home(self, tensor: str) -> list[int]:
         """Tasks after which ``tensor``'s whole error is on its home board (its contributions
-        summed by the fan-in unit where there are two)."""
+        summed by the fan-in unit where there are several: two in one pass of an Add unit,
+        more in a pass per further contribution of a partial-sum unit)."""
         if tensor not in self.errors:
             home = self.homes[tensor]
             parts = self.contributions.get(tensor, [])
             if tensor in self.fan_ins and len(parts) > 1:
                 unit = self.fan_ins[tensor]
+                readers = unit.info.get("readers", 2)
+                rtl, passes = ("add", 0) if readers == 2 else ("psum", readers - 1)
                 parts = [self.add(Task("unit", home, "fanin", tensor, image=self.image,
-                                       elements=unit.info["elements"], rtl="add",
-                                       resource=f"{home}:{unit.ident}"), parts)]
+                                       elements=unit.info["elements"], rtl=rtl,
+                                       tensors=passes, resource=f"{home}:{unit.ident}"),
+                                  parts)]
             self.errors[tensor] = {home: parts}
         return self.errors[tensor][self.homes[tensor]]
 
