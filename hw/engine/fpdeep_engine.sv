@@ -6,9 +6,10 @@
 // the formula of fpdeep.perf.engine_cycles (G = 1 but for grouped conv, whose lanes then divide
 // the group sizes, so a lane block never straddles two groups and the banks keep one layout).
 // With G groups, output channel co reads only the input channels of its group co / (Co/G):
-// the grp level moves the first output and input channel of a block together. The three modes reduce the same products
-// differently, always by read-modify-write of a 48-bit result bank, so every mode may visit an
-// accumulator in any order (BP scatters into the input error with stride and padding):
+// the grp level moves the first output and input channel of a block together.
+// The three modes reduce the same products differently, always by read-modify-write of a
+// 48-bit result bank, so every mode may visit an accumulator in any order (BP scatters into
+// the input error with stride and padding):
 //   FP  Y[co,ho,wo]       += sum_n W[co,ci,kh,kw] * X[ci,hi,wi]     result lane (m, 0)
 //   BP  dX[ci,hi,wi]      += sum_m W[co,ci,kh,kw] * dY[co,ho,wo]    result lane (0, n)
 //   WG  dW[co,ci,kh,kw]   +=       dY[co,ho,wo]   * X[ci,hi,wi]     result lane (m, n)
@@ -227,7 +228,7 @@ module fpdeep_engine #(
     // ------------------------------------------------------------------ operand banks
     // Read latency 2 (block RAM with output register): data for s0's addresses is in s2.
     logic [DW-1:0] xd [TN];
-    logic [DW-1:0] wd [NB];
+    logic [NB*DW-1:0] wd;   // lane k's weight at [k*DW +: DW]
     logic [DW-1:0] yd [TM];
     for (genvar n = 0; n < TN; n++) begin : g_x
         fpdeep_sdp_ram #(.WIDTH(DW), .DEPTH(2 * XD), .RAM_STYLE("auto"), .OUT_REG(1'b1)) u_ram (
@@ -238,7 +239,7 @@ module fpdeep_engine #(
         fpdeep_sdp_ram #(.WIDTH(DW), .DEPTH(WD), .RAM_STYLE("auto"), .OUT_REG(1'b1)) u_ram (
             .clk, .wr_en(w_hs && wl1 == CW'(k / TN) && wl2 == CW'(k % TN)),
             .wr_addr(wla[WAW-1:0]), .wr_data(s_w_data),
-            .rd_en(1'b1), .rd_addr(wa[WAW-1:0]), .rd_data(wd[k]));
+            .rd_en(1'b1), .rd_addr(wa[WAW-1:0]), .rd_data(wd[k*DW +: DW]));
     end
     for (genvar m = 0; m < TM; m++) begin : g_y
         fpdeep_sdp_ram #(.WIDTH(DW), .DEPTH(2 * YD), .RAM_STYLE("auto"), .OUT_REG(1'b1)) u_ram (
@@ -257,35 +258,52 @@ module fpdeep_engine #(
     logic [NB*DW-1:0] a3, b3;
     logic [TM*ACCW-1:0] bt3;   // FP bias terms entering the accumulation with this iteration
 
-    // Lane (m, n) write enables and masked operands of each mode (see header). One small
-    // block per lane: Yosys takes time quadratic in the assignments of one always block.
+    // Lane (m, n) write enables and masked operands of each mode (see header), as whole
+    // vectors: per-lane blocks make Yosys' elaboration quadratic in the lanes.
+    //   FP: a = w where com[m] && cim[n], b = x[n] where sp && cim[n]; we: n = 0 && com[m]
+    //   BP: a = w where com[m] && cim[n], b = dy[m]; we: m = 0 && cim[n] && sp
+    //   WG: a = dy[m] where com[m], b = x[n] where sp && cim[n]; we: com[m] && cim[n]
+    function automatic logic [NB-1:0] lanes_where(input bit first_n);
+        // the lanes with n = 0 (first_n), else those with m = 0
+        for (int k = 0; k < NB; k++) lanes_where[k] = first_n ? (k % TN == 0) : (k < TN);
+    endfunction
+    localparam logic [NB-1:0] N_FIRST = lanes_where(1'b1);
+    localparam logic [NB-1:0] M_FIRST = lanes_where(1'b0);
     logic [NB-1:0]    we2;
     logic [NB*DW-1:0] a2, b2;
-    for (genvar m = 0; m < TM; m++) begin : g_lane_m
-        for (genvar n = 0; n < TN; n++) begin : g_lane_n
-            localparam int K = m * TN + n;
-            always_comb begin
-                a2[K*DW +: DW] = '0;
-                b2[K*DW +: DW] = '0;
-                case (cfg_mode)
-                    FP: begin
-                        if (com2[m] && cim2[n]) a2[K*DW +: DW] = wd[K];
-                        if (sp2 && cim2[n])     b2[K*DW +: DW] = xd[n];
-                        we2[K] = (n == 0) && com2[m];
-                    end
-                    BP: begin
-                        if (com2[m] && cim2[n]) a2[K*DW +: DW] = wd[K];
-                        b2[K*DW +: DW] = yd[m];
-                        we2[K] = (m == 0) && cim2[n] && sp2;
-                    end
-                    default: begin
-                        if (com2[m])            a2[K*DW +: DW] = yd[m];
-                        if (sp2 && cim2[n])     b2[K*DW +: DW] = xd[n];
-                        we2[K] = com2[m] && cim2[n];
-                    end
-                endcase
+    logic [NB-1:0]    com_l;           // lane (m, n): com2[m]
+    logic [NB*DW-1:0] com_w, y_w;      // lane (m, n): DW copies of com2[m]; dy[m]
+    logic [TN*DW-1:0] cim_n, x_n;      // input lane n: DW copies of cim2[n]; x[n]
+    for (genvar m = 0; m < TM; m++) begin : g_row_lanes
+        assign com_l[m*TN +: TN] = {TN{com2[m]}};
+        assign com_w[m*TN*DW +: TN*DW] = {(TN*DW){com2[m]}};
+        assign y_w[m*TN*DW +: TN*DW] = {TN{yd[m]}};
+    end
+    for (genvar n = 0; n < TN; n++) begin : g_col_lanes
+        assign cim_n[n*DW +: DW] = {DW{cim2[n]}};
+        assign x_n[n*DW +: DW] = xd[n];
+    end
+    wire logic [NB-1:0]    cim_l = {TM{cim2}};
+    wire logic [NB*DW-1:0] w_sel = wd & com_w & {TM{cim_n}};
+    wire logic [NB*DW-1:0] x_sel = {TM{x_n & cim_n}} & {(NB*DW){sp2}};
+    always_comb begin
+        case (cfg_mode)
+            FP: begin
+                a2 = w_sel;
+                b2 = x_sel;
+                we2 = N_FIRST & com_l;
             end
-        end
+            BP: begin
+                a2 = w_sel;
+                b2 = y_w;
+                we2 = M_FIRST & cim_l & {NB{sp2}};
+            end
+            default: begin
+                a2 = y_w & com_w;
+                b2 = x_sel;
+                we2 = com_l & cim_l;
+            end
+        endcase
     end
 
     always_ff @(posedge clk) begin
