@@ -71,6 +71,17 @@ def test_yosys_elaborates_every_hw_module(module):
 
 
 @pytest.mark.sim
+@needs_yosys
+def test_yosys_elaborates_an_engine_of_a_thousand_lanes():
+    """A full-size network's engines have thousands of MAC lanes (a VCU118 has 6,840 DSPs).
+    Per-lane logic written as one generate block per lane, or an array of every lane read at
+    a run-time index, made Yosys' elaboration quadratic in the lanes: this 1,024-lane WG engine
+    then ran out of yowasp Yosys' 4 GiB. Lane by lane it now takes seconds."""
+    params = {"TM": 32, "TN": 32, "XD": 32, "WD": 2, "YD": 16, "RD": 32, "BD": 2, "MODE": 2}
+    check_hierarchy("fpdeep_engine", hw_sources("fpdeep_engine"), parameters=params)
+
+
+@pytest.mark.sim
 @pytest.mark.slow
 @needs_yosys
 def test_yosys_elaborates_every_board_from_its_file_list(design):
