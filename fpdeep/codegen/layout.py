@@ -452,36 +452,16 @@ class TaskWork:
             parts = [loc(board, contribution_item(tensor, c))
                      for c in self._contributors(tensor)]
             out = (f"err:{tensor}", 0)
-            n = self.size(tensor)
-            works, acc = [], parts[0]
-            for k in range(1, len(parts)):
-                last = k == len(parts) - 1
-                works.append(Work((Access(res.mover("s_a"), False, acc[0], n, i, acc[1]),
-                                   Access(res.mover("s_b"), False, parts[k][0], n, i,
-                                          parts[k][1]),
-                                   Access(res.mover("m", out=True), True, out[0], n, i,
-                                          out[1])),
-                                  cfg=(("cfg_final", int(last)),) if len(parts) > 2 else (),
-                                  ends_task=last))
-                acc = out
-            return works
+            return self._summing_passes(res, parts, out, out, self.size(tensor), i,
+                                        flagged=len(parts) > 2)
         if kind == "psum":
             layer = self.layers[task.layer]
             src = self.canon(layer.inputs[0])
             ranges = [(s.lo, s.hi) for _, s in self.d.slices_of(layer.name)]
             parts = [loc(board, item("psum", layer.name, lo, hi)) for lo, hi in ranges]
-            n = self.size(src)
             final = loc(board, contribution_item(src, layer.name))
-            works = []
-            for k in range(1, len(parts)):
-                last = k == len(parts) - 1
-                out = final if last else parts[0]
-                works.append(Work((Access(res.mover("s_a"), False, parts[0][0], n, i),
-                                   Access(res.mover("s_b"), False, parts[k][0], n, i),
-                                   Access(res.mover("m", out=True), True, out[0], n, i,
-                                          out[1])),
-                                  cfg=(("cfg_final", int(last)),), ends_task=last))
-            return works
+            return self._summing_passes(res, parts, parts[0], final, self.size(src), i,
+                                        flagged=True)
         layer = self.layers[task.layer]
         x_item = item("act", self.canon(layer.inputs[0]))
         y = loc(board, item("act", layer.output))
@@ -671,6 +651,27 @@ class TaskWork:
     def loss_table(self, res: Resource) -> Work:
         """The loss unit's exp table into the unit: once, when the host configures the board."""
         return Work((Access(res.mover("s_t"), False, "exp", len(golden_loss.EXP2_TABLE)),))
+
+    @staticmethod
+    def _summing_passes(res: Resource, parts: Sequence[tuple[str, int]], acc: tuple[str, int],
+                        final: tuple[str, int], n: int, image: int, *,
+                        flagged: bool) -> list[Work]:
+        """The passes of a two-input summing unit (fpdeep_add, fpdeep_psum) over the stored
+        ``parts`` (family, offset): each pass adds the next part to the running sum (parts[0]
+        at first, then ``acc``) and writes it to ``acc``, the last pass to ``final``.
+        ``flagged``: every pass sets cfg_final, 1 on the last."""
+        works, running = [], parts[0]
+        for k in range(1, len(parts)):
+            last = k == len(parts) - 1
+            out = final if last else acc
+            works.append(Work((Access(res.mover("s_a"), False, running[0], n, image, running[1]),
+                               Access(res.mover("s_b"), False, parts[k][0], n, image,
+                                      parts[k][1]),
+                               Access(res.mover("m", out=True), True, out[0], n, image, out[1])),
+                              cfg=(("cfg_final", int(last)),) if flagged else (),
+                              ends_task=last))
+            running = acc
+        return works
 
     def _contributors(self, tensor: str) -> list[str]:
         """The layers whose error contributions to ``tensor`` its fan-in adds, in layer
