@@ -346,18 +346,12 @@ module fpdeep_engine #(
     logic [NB-1:0]      we7;
     logic [RAW-1:0]     ra7;
     logic [NB*ACCW-1:0] sum7;
-    // FP row sums sit in lanes (m, 0); the bias term joins them there.
-    for (genvar k = 0; k < NB; k++) begin : g_sum7
-        if (k % TN == 0) begin : g_bias
-            always_ff @(posedge clk)
-                sum7[k*ACCW +: ACCW] <= sum6[k*ACCW +: ACCW] +
-                                        bt_d[MAC_LAT-1][(k/TN)*ACCW +: ACCW];
-        end else begin : g_plain
-            always_ff @(posedge clk) sum7[k*ACCW +: ACCW] <= sum6[k*ACCW +: ACCW];
-        end
-    end
     always_ff @(posedge clk) begin
         {we7, ra7} <= {we_d[MAC_LAT-1], ra_d[MAC_LAT-1]};
+        // FP row sums sit in lanes (m, 0); the bias term joins them there.
+        for (int k = 0; k < NB; k++)
+            sum7[k*ACCW +: ACCW] <= sum6[k*ACCW +: ACCW] +
+                ((k % TN == 0) ? bt_d[MAC_LAT-1][(k/TN)*ACCW +: ACCW] : '0);
         if (rst) v7 <= 1'b0;
         else     v7 <= v6;
     end
@@ -406,7 +400,8 @@ module fpdeep_engine #(
     for (genvar k = 0; k < NB; k++) begin : g_res
         fpdeep_result_lane #(
             .ACCW(ACCW), .RD(RD), .RAW(RAW),
-            .BANKS(MODE >= 2 || (MODE == 0 && k % TN == 0) || (MODE == 1 && k < TN))
+            // the lanes this mode writes (FP: n = 0, BP: m = 0, WG: all)
+            .BANKS(MODE >= 2 || (MODE == 0 && N_FIRST[k]) || (MODE == 1 && M_FIRST[k]))
         ) u_lane (
             .clk, .asel, .dsel, .draining, .drain_rd, .drain_here(dbank == BW'(k)),
             .dla(dla[RAW-1:0]), .rd6(v6 && we_d[MAC_LAT-1][k]), .ra6(ra_d[MAC_LAT-1]),

@@ -49,18 +49,15 @@ module fpdeep_mac_array #(
         assign p[i] = p_q[i*2*DW +: 2*DW];
     end
 
-    // Adder trees are written as loops, one block per row and per column (Yosys takes time
-    // quadratic in the assignments of one block); synthesis balances them.
+    // Adder trees are written as loops; synthesis balances them.
     logic signed [ACCW-1:0] row [TM];
     logic signed [ACCW-1:0] col [TN];
-    for (genvar m = 0; m < TM; m++) begin : g_row_sum
-        always_comb begin
+    always_comb begin
+        for (int m = 0; m < TM; m++) begin
             row[m] = '0;
             for (int n = 0; n < TN; n++) row[m] = row[m] + ACCW'(p[m*TN+n]);
         end
-    end
-    for (genvar n = 0; n < TN; n++) begin : g_col_sum
-        always_comb begin
+        for (int n = 0; n < TN; n++) begin
             col[n] = '0;
             for (int m = 0; m < TM; m++) col[n] = col[n] + ACCW'(p[m*TN+n]);
         end
