@@ -188,7 +188,8 @@ def test_every_instance_connects_each_declared_port_once(network, boards):
 
     d = lower(network, _plan(network, boards))
     layouts = board_layouts(d, network, batch=4)
-    instances = [i for b in d.boards for i in board_values(d, b, layouts[b.index], 64)
+    instances = [i for b in d.boards
+                 for i in board_values(d, b, layouts[b.index], _depths(layouts[b.index]))
                  ["instances"]]
     instances += [m["inst"] for m in cluster_values(d)["models"]]
     assert {i.module for i in instances} >= {
@@ -379,3 +380,6 @@ def test_the_store_of_a_residual_design_on_three_boards_is_planned(tmp_path):
     _check_store_is_planned(out, 2)
 
 
+def _depths(layout) -> list[int]:
+    """64 instruction words for every sequencer of ``layout``'s board."""
+    return [64] * len(layout.resources)

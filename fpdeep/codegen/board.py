@@ -124,10 +124,15 @@ def _vec(values: list[int], bits: int) -> str:
     return f"{len(values) * bits}'h{total:x}"
 
 
+def _low_bits(name: str, bits: int, width: int) -> str:
+    """``name`` (``width`` bits) cut to its low ``bits``."""
+    return name if bits == width else f"{name}[{bits - 1}:0]"
+
+
 def board_values(d: Design, board: BoardDesign, layout: BoardLayout,
-                 program_words: int) -> dict[str, Any]:
-    """What `templates/board.sv.j2` prints for one board; ``program_words``: the instruction
-    memory of each sequencer (train and forward-only halves)."""
+                 program_words: Sequence[int]) -> dict[str, Any]:
+    """What `templates/board.sv.j2` prints for one board; ``program_words``: per resource,
+    the instruction memory of its sequencer (train and forward-only halves)."""
     g = _Glue(d, board, layout, program_words)
     ports = top_ports(d, board)
     return {"module": board.module, "index": board.index, "model": comment_text(d.model),
@@ -158,7 +163,8 @@ class _Glue:
         return [name for _, name in self.wires if name not in read] + [
             name for name in partial if name in read] + self.unread_ports
 
-    def __init__(self, d: Design, board: BoardDesign, layout: BoardLayout, pd: int) -> None:
+    def __init__(self, d: Design, board: BoardDesign, layout: BoardLayout,
+                 pd: Sequence[int]) -> None:
         self.d, self.board, self.layout = d, board, layout
         self.wires: list[tuple[int, str]] = []
         self.assigns: list[str] = []
@@ -174,7 +180,8 @@ class _Glue:
         # off-chip memory: its readers and writers (clients of the memory port), their faults
         self.memory_clients: dict[str, list[str]] = {"rd": [], "wr": []}
         self.memory_faults: list[str] = []
-        self.pd = pd
+        self.pd = tuple(pd)  # per resource, its sequencer's instruction words
+        self.host_pd = max(self.pd)  # the host addresses the deepest
         nres = len(layout.resources)
         self.nres = nres
         self.wire(nres * 32, "ended_all")
@@ -218,10 +225,12 @@ class _Glue:
         self.instances.append(Instance(
             "fpdeep_sequencer", f"u_{q}_seq", f"sequencer of {comment_text(res.name)}",
             (("NIN", nin), ("NOUT", nout), ("NCFG", ncfg), ("NRES", self.nres),
-             ("PD", self.pd)), (),
+             ("PD", self.pd[r])), (),
             (("clk", "clk"), ("rst", "rst"), ("go", "go"), ("mode", "mode"),
              ("cancel", "cancel"), ("prog_we", f"prog_we && prog_res == 8'd{r}"),
-             ("prog_addr", "prog_addr"), ("prog_data", "prog_data"),
+             ("prog_addr", _low_bits("prog_addr", self.pd[r].bit_length() - 1,
+                                     self.host_pd.bit_length() - 1)),
+             ("prog_data", "prog_data"),
              ("ended_all", "ended_all"), ("ended", f"{q}_ended"),
              ("finished", f"finished[{r}]"), ("waiting", f"waiting[{r}]"),
              ("running", f"running[{r}]"), ("in_cmd", f"{q}_in_cmd"),
@@ -507,15 +516,16 @@ class _Glue:
         c, w = len(self.rd_clients), len(self.wr_clients)
         self.rd_clients.append("host")
         self.wr_clients.append("host")
-        for width, name in ((1, "prog_we"), (8, "prog_res"), (self.pd.bit_length() - 1,
+        for width, name in ((1, "prog_we"), (8, "prog_res"), (self.host_pd.bit_length() - 1,
                                                              "prog_addr"),
                             (64, "prog_data"), (len(self.layout.banks), "written"),
                             (self.nres, "programmed"), (1, "host_fault"), (8, "host_code")):
             self.wire(width, name)
         self.instances.append(Instance(
             "fpdeep_host", "u_host", "host packets: store writes and reads, programs",
-            (("NB", len(self.layout.banks)), ("NRES", self.nres), ("PD", self.pd),
-             ("DEPTHS", self.depths()), ("DRAM", int(bool(self.board.dram_bits)))), (),
+            (("NB", len(self.layout.banks)), ("NRES", self.nres), ("PD", self.host_pd),
+             ("DEPTHS", self.depths()), ("PDS", _vec(list(self.pd), 32)),
+             ("DRAM", int(bool(self.board.dram_bits)))), (),
             (("clk", "clk"), ("rst", "rst_hard"),
              *((f"s_axis_{x}", f"s_axis_host_{x}") for x in ("tdata", "tvalid", "tready",
                                                              "tlast")),

@@ -35,7 +35,7 @@ def board_tops(d: Design, network: Network, *, batch: int,
     """The SystemVerilog of every board top, for stores of ``batch`` images."""
     layouts = layouts or board_layouts(d, network, batch=batch)
     words = program_words(d, network, layouts)
-    return [render("board.sv.j2", board_values(d, b, layouts[b.index], words))
+    return [render("board.sv.j2", board_values(d, b, layouts[b.index], words[b.index]))
             for b in d.boards]
 
 
@@ -46,7 +46,7 @@ def board_units(d: Design, network: Network, *, batch: int,
     layouts = layouts or board_layouts(d, network, batch=batch)
     words = program_words(d, network, layouts)
     return [[(inst.module, dict(inst.params), inst.name)
-             for inst in board_values(d, b, layouts[b.index], words)["instances"]]
+             for inst in board_values(d, b, layouts[b.index], words[b.index])["instances"]]
             for b in d.boards]
 
 

@@ -547,29 +547,47 @@ class TaskWork:
                           Access(res.mover("m_a", out=True), True, oa[0], n_out, i, oa[1]),
                           Access(res.mover("m_b", out=True), True, ob[0], n_out, i, ob[1])))]
         if kind == "pool":
-            bwd = task.what == "bp"
-            table = u.info["table_bwd" if bwd else "table_fwd"]
-            acc = []
+            return self._pool(task, res, x_item, y)
+        raise FpdeepError(f"unit kind {kind!r} has no task rule")
+
+    def _pool(self, task: Task, res: Resource, x_item: str, y: tuple[str, int]) -> list[Work]:
+        """A pooling engine's pass over an image: a run per band of channels
+        (`fpdeep.design.pool.band_channels`), each the band's input (forward: the activation;
+        backward: the output's error and its argmax) and the reciprocal table in, the band's
+        result (forward: and its argmax) out; a channel's words are consecutive, so band ``j``
+        is the words from ``j`` times a band's on. The argmax of a backward pass, which no one
+        reads, goes to one band-sized item."""
+        u, i, board = res.unit, task.image, task.board
+        layer = self.layers[task.layer]
+        bands, n_in, n_out = u.info.get("bands", 1), u.info["in"], u.info["out"]
+        bwd = task.what == "bp"
+        table = u.info["table_bwd" if bwd else "table_fwd"]
+        if bwd:
+            e = self.locate(board, item("err", layer.output))
+            out = self.locate(board, contribution_item(self.canon(layer.inputs[0]), layer.name))
+        works = []
+        for j in range(bands):
+            at_in, at_out = j * n_in, j * n_out
             if bwd:
-                e = loc(board, item("err", layer.output))
-                out = loc(board, contribution_item(self.canon(layer.inputs[0]), layer.name))
-                acc += [Access(res.mover("s_x"), False, e[0], n_out, i, e[1]),
-                        (Access(res.mover("s_x", "arg"), False, f"argmax:{u.ident}", n_out, i)
-                         if not u.info["avg"] else
-                         Access(res.mover("s_x", "arg"), False, "zero", n_out, hold=True)),
-                        Access(res.mover("m", out=True), True, out[0], n_in, i, out[1]),
-                        Access(res.mover("m", "arg", out=True), True, f"discard:{u.ident}",
-                               n_in)]
+                acc = [Access(res.mover("s_x"), False, e[0], n_out, i, e[1] + at_out),
+                       (Access(res.mover("s_x", "arg"), False, f"argmax:{u.ident}", n_out, i,
+                               at_out)
+                        if not u.info["avg"] else
+                        Access(res.mover("s_x", "arg"), False, "zero", n_out, hold=True)),
+                       Access(res.mover("m", out=True), True, out[0], n_in, i, out[1] + at_in),
+                       Access(res.mover("m", "arg", out=True), True, f"discard:{u.ident}",
+                              n_in)]
             else:
-                acc += [*self.reads(res.mover("s_x"), board, x_item, n_in, i),
-                        Access(res.mover("s_x", "arg"), False, "zero", n_in, hold=True),
-                        Access(res.mover("m", out=True), True, y[0], n_out, i, y[1]),
-                        Access(res.mover("m", "arg", out=True), True, f"argmax:{u.ident}",
-                               n_out, i)]
+                acc = [*self.reads(res.mover("s_x"), board, x_item, n_in, i, at_in),
+                       Access(res.mover("s_x", "arg"), False, "zero", n_in, hold=True),
+                       Access(res.mover("m", out=True), True, y[0], n_out, i, y[1] + at_out),
+                       Access(res.mover("m", "arg", out=True), True, f"argmax:{u.ident}",
+                              n_out, i, at_out)]
             if table:
                 acc.append(Access(res.mover("s_m"), False, f"table:{res.name}", len(table)))
-            return [Work(tuple(acc), start=True, wait_done=True)]
-        raise FpdeepError(f"unit kind {kind!r} has no task rule")
+            works.append(Work(tuple(acc), start=True, wait_done=True,
+                              ends_task=j == bands - 1))
+        return works
 
     def _affine(self, task: Task, res: Resource, x_item: str, n: int) -> Work:
         """A per-channel Scale or Bias: forward, the parameter (``p:<unit>``) ahead of each
@@ -892,12 +910,18 @@ def constant_contents(d: Design, layout: BoardLayout) -> dict[str, list[int]]:
     return out
 
 
-def program_words(d: Design, network: Network, layouts: Sequence[BoardLayout]) -> int:
-    """Instruction words each sequencer's memory holds, a power of two: a train half and a
-    forward-only half, each holding the longest stream of a training step of the stores' full
-    batch (an inference pass runs a subset of its tasks)."""
-    from fpdeep.codegen.program import compile_step
+def program_words(d: Design, network: Network,
+                  layouts: Sequence[BoardLayout]) -> tuple[tuple[int, ...], ...]:
+    """Per board, per resource: the instruction words its sequencer's memory holds, a power
+    of two: a train half and a forward-only half, each holding its stream of a training step
+    of the stores' full batch (an inference pass runs a subset of its tasks), and the whole
+    holding its setup program. Each sequencer has its own: a pooling engine's bands or a
+    long SGD task make one stream long, and the others need not be as deep."""
+    from fpdeep.codegen.program import compile_step, setup_program
     batch = min(layout.batch for layout in layouts)
     program = compile_step(d, network, layouts, batch=batch, lr=2.0 ** -6)
-    longest = max(len(words) for board in program.boards for words in board)
-    return 1 << (2 * longest - 1).bit_length()
+    setup = setup_program(d, network, layouts)
+    return tuple(
+        tuple(1 << max((2 * len(train) - 1).bit_length(), (len(first) - 1).bit_length())
+              for train, first in zip(trains, firsts, strict=True))
+        for trains, firsts in zip(program.boards, setup, strict=True))

@@ -269,11 +269,11 @@ class _Builder:
         # the forward-only pass lives in the second half of each instruction memory
         forward = compile_step(self.design, self.net, self.layouts, batch=self.batch,
                                lr=self.lr, forward_only=True)
-        base = program_words(self.design, self.net, self.layouts) // 2
+        depths = program_words(self.design, self.net, self.layouts)
         for b in self.design.boards:
             for r, _ in enumerate(self.layouts[b.index].resources):
                 self.program(b.index, r, train.words(b.index, r))
-                self.program(b.index, r, forward.words(b.index, r), base)
+                self.program(b.index, r, forward.words(b.index, r), depths[b.index][r] // 2)
 
     def slice_velocities(self, s) -> np.ndarray:
         """Slice ``s``'s velocities as its ``v:`` item holds them: its weights' rows, then its

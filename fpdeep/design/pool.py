@@ -22,6 +22,13 @@ from fpdeep.ir import PoolAttrs
 from fpdeep.numerics import reciprocal_table
 from fpdeep.planning.perf import pool_cycles
 
+#: Words of input, or of output, one run of a pooling engine may take: its input buffer and
+#: result bank are as deep as the larger, so a layer larger than this is pooled in bands of
+#: whole channels, a run each (pooling is per channel: a band needs nothing of another), and
+#: an engine takes a few block RAMs whatever the input size (AlexNet's first max-pool,
+#: 96 x 55 x 55, took 1,056 BRAM36 as one run).
+BAND_WORDS = 16384
+
 #: Mode names and their `cfg_mode` encodings (bit 0 backward, bit 1 average).
 POOL_MODES: Mapping[str, int] = MappingProxyType(
     {"max_fwd": 0, "max_bwd": 1, "avg_fwd": 2, "avg_bwd": 3}
@@ -68,6 +75,16 @@ class PoolShape:
         """Cycles per image in the performance model (`fpdeep.planning.perf.pool_cycles`)."""
         kh, kw = self.attrs.kernel
         return pool_cycles(c=self.c, ho=self.out_hw[0], wo=self.out_hw[1], kh=kh, kw=kw)
+
+
+def band_channels(c: int, in_hw: tuple[int, int], out_hw: tuple[int, int],
+                  limit: int | None = None) -> int:
+    """Channels of each band of a pooling layer of ``c`` channels: the most that divide ``c``
+    (every band alike, so one configuration serves all) whose input and output each take at
+    most ``limit`` words (default `BAND_WORDS`); one channel when even that takes more."""
+    limit = BAND_WORDS if limit is None else limit
+    plane = max(in_hw[0] * in_hw[1], out_hw[0] * out_hw[1])
+    return max(k for k in range(1, c + 1) if c % k == 0 and (k == 1 or k * plane <= limit))
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from fractions import Fraction
 from typing import Any
 
 from fpdeep.design.mapping import RTL_MAPPING, Rtl
-from fpdeep.design.pool import PoolShape, pool_config
+from fpdeep.design.pool import PoolShape, band_channels, pool_config
 from fpdeep.errors import FpdeepError
 from fpdeep.golden import batchnorm as golden_bn
 from fpdeep.golden import dropout, shuffle
@@ -90,16 +90,22 @@ def _pool_unit(network: Network, layer: Layer, rtl: Rtl, *, ident: str, board: i
                numerics: Numerics) -> UnitDesign:
     act_in, act_out, err_in, err_out = _fracs(network, layer, numerics)
     c, h, w = layer.in_shape
-    shape = PoolShape.of(pool_window(layer), c=c, in_hw=(h, w))
+    window = pool_window(layer)
+    # one run per band of channels (`band_channels`), each configured alike
+    out_hw = PoolShape.of(window, c=1, in_hw=(h, w)).out_hw
+    band = band_channels(c, (h, w), out_hw)
+    shape = PoolShape.of(window, c=band, in_hw=(h, w))
     avg = rtl.mode == "avg"
     fwd = pool_config(shape, mode="avg_fwd" if avg else "max_fwd", in_frac=act_in,
                       out_frac=act_out)
     bwd = pool_config(shape, mode="avg_bwd" if avg else "max_bwd", in_frac=err_out,
                       out_frac=err_in)
-    n_in, n_out = c * h * w, c * shape.out_hw[0] * shape.out_hw[1]
+    n_in, n_out = band * h * w, band * shape.out_hw[0] * shape.out_hw[1]
+    # in, out, cycles: of one band's run
     return UnitDesign("pool", layer.name, ident, board,
                       {"XD": _pow2(n_in), "YD": _pow2(n_out)}, dict(fwd.ports), dict(bwd.ports),
                       {"avg": avg, "in": n_in, "out": n_out, "cycles": shape.cycles(),
+                       "bands": c // band,
                        "table_fwd": list(fwd.table), "table_bwd": list(bwd.table)})
 
 

@@ -573,7 +573,7 @@ SEQUENCER = Module(
 HOST = Module(
     "fpdeep_host", "board",
     "host packets: store writes and read-back, instruction loads, status responses, faults",
-    {"NB": 1, "NRES": 1, "PD": 64, **_STORE, "LW": 24, "DEPTHS": 1024, "DRAM": 0},
+    {"NB": 1, "NRES": 1, "PD": 64, **_STORE, "LW": 24, "DEPTHS": 1024, "PDS": 64, "DRAM": 0},
     (*CLOCKED, *axi_stream("s_axis", 64, sink=True), *axi_stream("m_axis", 64, sink=False),
      *_write_client(), *_read_client(), _out("mem_rd_cmd"), _out("mem_wr_cmd"),
      _out("mem_addr", 48, DATA), _out("mem_slot", 2, DATA), _out("mem_len", "LW", DATA),

@@ -256,8 +256,9 @@ def _units_too_large(index: int, board: str, units: Sequence[tuple[str, Params, 
              "shares out its output channels) or a board with more block RAM")
     return (f"board {index} ({board}): its engines and units alone take {taken:,} BRAM36 "
             f"blocks, more than the {bram:,} it has within the {cap:.0%} utilisation cap "
-            f"(largest: {largest}). Engines and pooling units keep a layer's whole tensors "
-            f"on chip, so the tensors of this input size do not fit: {alone}")
+            f"(largest: {largest}). A Conv/FC engine keeps its slice's whole input, output "
+            f"and weights on chip (a pooling engine works a band of channels at a time), so "
+            f"those of this input size do not fit: {alone}")
 
 
 def with_stores(plan: Plan, stores: Sequence[BoardStore],

@@ -116,7 +116,7 @@ class Task(Serial):
     elements: int = 0  # units: elements streamed
     rtl: str = ""  # units: the RTL unit that does it (relu, pool, sgd), "" for the controller
     tensors: int = 0  # sgd: tensors streamed through the unit; bn: its constant words; lrn:
-    # the cycles of its flush (the planes past the last channel)
+    # the cycles of its flush (the planes past the last channel); pool: its bands' runs
     dst: int = -1  # links: receiving board (one hop)
     bytes: int = 0  # links: payload
     item: str = ""  # links: the payload (``item``, ``contribution_item``)
@@ -279,8 +279,9 @@ def bn_train_extra(what: str, channels: int, images: int) -> int:
 
 #: Cycles of a unit task by the RTL that runs it ("": a layer the controller plays).
 _UNIT_CYCLES: dict[str, Callable[[Task], int]] = {
-    # the pooling engine's result leaves a cycle sooner than the Conv/FC engine's
-    "pool": lambda t: _engine_cycles(t) - 1,
+    # a run per band of channels (tensors), each: the pooling engine's result leaves a
+    # cycle sooner than the Conv/FC engine's
+    "pool": lambda t: max(t.tensors, 1) * (_engine_cycles(t) - 1),
     "relu": lambda t: t.elements + STREAM_OVERHEAD,
     "dropout": lambda t: t.elements + STREAM_OVERHEAD,
     # tensors: BN's constant words, LRN's flush steps, a Scale's or Bias's channel words
@@ -828,8 +829,9 @@ def _unit_task(unit: UnitDesign | None, board: int, what: str, layer: str, image
     info = unit.info
     n_in, n_out = (info["in"], info["out"]) if what == "fp" else (info["out"], info["in"])
     table = len(info["table_fwd" if what == "fp" else "table_bwd"])
+    # loads, run, drain: of each band's run
     return Task("unit", board, what, layer, image=image, loads={"x": max(n_in, table)},
-                run=info["cycles"], drain=n_out, rtl="pool",
+                run=info["cycles"], drain=n_out, rtl="pool", tensors=info.get("bands", 1),
                 resource=f"{board}:{unit.ident}_{what}")
 
 

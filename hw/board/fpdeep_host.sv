@@ -19,12 +19,13 @@
 module fpdeep_host #(
     parameter int NB = 1,
     parameter int NRES = 1,
-    parameter int PD = 64,
+    parameter int PD = 64,          // the deepest instruction memory (prog_addr's range)
     parameter int WIDTH = 48,
     parameter int BW = 8,
     parameter int AW = 20,
     parameter int LW = 24,
     parameter logic [NB*32-1:0] DEPTHS = {NB{32'd1024}},
+    parameter logic [NRES*32-1:0] PDS = {NRES{32'd64}},  // each resource's instruction words
     parameter bit DRAM = 1'b0       // the board has off-chip memory (bank 255)
 ) (
     input  wire logic             clk,
@@ -101,7 +102,9 @@ module fpdeep_host #(
         bank_ok = h_dram;
         for (int b = 0; b < NB; b++)
             if (32'(h_target) == b && h_end <= 33'(DEPTHS[b*32 +: 32])) bank_ok = 1'b1;
-        prog_ok = (32'(h_target) < NRES) && (h_end <= 33'(PD));
+        prog_ok = 1'b0;
+        for (int r = 0; r < NRES; r++)
+            if (32'(h_target) == r && h_end <= 33'(PDS[r*32 +: 32])) prog_ok = 1'b1;
     end
 
     wire logic beat = s_axis_tvalid && s_axis_tready;

@@ -117,7 +117,8 @@ def generated(tmp_path_factory) -> list[tuple[str, dict[str, int]]]:
         d = lower(network, plan)
         layouts = board_layouts(d, network, batch=2)
         instances = [i for b in d.boards
-                     for i in board_values(d, b, layouts[b.index], 64)["instances"]]
+                     for i in board_values(d, b, layouts[b.index],
+                                           _depths(layouts[b.index]))["instances"]]
         for inst in [*instances, *(m["inst"] for m in cluster_values(d)["models"])]:
             # parameters the generator computes (vectors of bank depths, hashes) are literals
             params = tuple((k, v) for k, v in inst.params if isinstance(v, int))
@@ -145,3 +146,8 @@ def test_the_generated_csr_holds_its_declaration_for_any_number_of_counters(coun
     ports, values, _ = _rtl(CSR.name, params, tmp_path)
     assert _comparable(ports) == _comparable(CSR.ports(**params))
     assert values == CSR.parameters(**params)
+
+
+def _depths(layout) -> list[int]:
+    """64 instruction words for every sequencer of ``layout``'s board."""
+    return [64] * len(layout.resources)

@@ -38,7 +38,9 @@ module host_store_top (
     logic        mem_rd_last, mem_rd_valid, mem_rd_ready, mem_wr_last, mem_wr_valid,
                  mem_wr_ready, mem_wr_err_last, rd_moved, wr_moved;
 
-    fpdeep_host #(.NB(2), .NRES(2), .PD(8), .DEPTHS(DEPTHS), .DRAM(1'b1)) u_host (
+    // resource 0 has 4 instruction words, resource 1 has 8
+    fpdeep_host #(.NB(2), .NRES(2), .PD(8), .DEPTHS(DEPTHS), .PDS({32'd8, 32'd4}),
+                  .DRAM(1'b1)) u_host (
         .clk, .rst, .s_axis_tdata, .s_axis_tvalid, .s_axis_tready, .s_axis_tlast,
         .m_axis_tdata, .m_axis_tvalid, .m_axis_tready, .m_axis_tlast,
         .wr_req, .wr_bank, .wr_addr, .wr_data, .wr_gnt,

@@ -111,6 +111,7 @@ async def bad_packets_answer_their_error(dut):
         ([header("READ", 1, 6, 4)], "target"),                  # beyond bank 1's 8 words
         ([header("WRITE", 1, 7, 2), 1, 2], "target"),
         ([header("PROGRAM", 2, 0, 1), 9], "target"),            # no resource 2
+        ([header("PROGRAM", 0, 3, 2), 8, 9], "target"),         # beyond resource 0's 4 words
         ([header("READ", 0, 0, 1), 5], "length"),               # a read carries no payload
     ]
     for beats, code in cases:

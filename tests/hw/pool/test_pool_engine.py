@@ -7,7 +7,7 @@ import json
 import pytest
 
 from fpdeep.cosim.simulator import simulator_available
-from fpdeep.design.pool import PoolShape, pool_config
+from fpdeep.design.pool import BAND_WORDS, PoolShape, band_channels, pool_config
 from fpdeep.errors import FpdeepError
 from fpdeep.ir import PoolAttrs
 from fpdeep.planning.perf import POOL_LATENCY
@@ -45,6 +45,43 @@ def test_pool_config_validates():
     # four elements per window: r = 15 + 2, M_4 = 2**17 / 4 (docs/numerics.md §3.5)
     assert cfg.table[4] == 1 << 15 and cfg.ports["cfg_shift"] == 17
     assert shape.iterations() == 1 * 2 * 2 * 2 * 2
+
+
+@pytest.mark.parametrize(("c", "in_hw", "out_hw", "limit", "band"), [
+    (96, (55, 55), (27, 27), BAND_WORDS, 4),  # AlexNet's first max-pool: 4 x 3,025 words a run
+    (6, (6, 6), (3, 3), 20, 1),  # a channel alone is larger than the limit: one at a time
+    (4, (3, 3), (2, 2), 20, 2),  # two channels of 9 words fit 20, four do not
+    (7, (2, 2), (1, 1), 20, 1),  # 7 is prime: only 1 or all 7, and 28 words are too many
+    (8, (2, 2), (1, 1), 64, 8),  # the whole layer fits: one run
+])
+def test_a_band_is_the_most_channels_dividing_the_layer_that_fit(c, in_hw, out_hw, limit,
+                                                                  band):
+    assert band_channels(c, in_hw, out_hw, limit) == band
+
+
+def test_alexnets_first_max_pool_takes_a_few_block_rams(tmp_path):
+    """96 x 55 x 55 in: as one run its buffers took 1,056 BRAM36; in bands of 4 channels
+    (12,100 words in, 2,916 out) they take 34."""
+    import math
+
+    from golden_nets import OnnxNet
+
+    from fpdeep.design.mapping import RTL_MAPPING
+    from fpdeep.design.units import _pool_unit
+    from fpdeep.ir import Op
+    from fpdeep.numerics import Numerics
+    from fpdeep.planning.resources import unit_resources
+
+    net = OnnxNet((96, 55, 55), seed=1)
+    net.maxpool(3, 2)
+    net.flatten()
+    net.fc(2)
+    network, _ = net.load(tmp_path / "pool.onnx")
+    layer = next(la for la in network.layers if la.op is Op.MAXPOOL)
+    unit = _pool_unit(network, layer, RTL_MAPPING[Op.MAXPOOL], ident="u", board=0,
+                      numerics=Numerics())
+    assert (unit.info["bands"], unit.info["in"], unit.info["out"]) == (24, 12100, 2916)
+    assert math.ceil(unit_resources("fpdeep_pool", unit.params, "xcup").bram36) == 34
 
 
 @pytest.mark.sim
