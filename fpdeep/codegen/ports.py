@@ -121,8 +121,8 @@ class Part:
                         tuple((k, params[k]) for k in self.params), tuple(consts), tuple(conns))
 
 
-ENGINE_PART = Part(ENGINE, "", params=("TM", "TN", "XD", "WD", "YD", "RD", "BD", "MODE", "DW",
-                                       "ACCW"))
+ENGINE_PART = Part(ENGINE, "", params=("TM", "TN", "XD", "WD", "YD", "RD", "BD", "MODE",
+                                       "HALVES", "DW", "ACCW"))
 
 
 def _engine_parameters(e: EngineDesign, dw: int) -> dict[str, int]:

@@ -180,11 +180,12 @@ class EngineParams:
     res_depth: int
     bias_depth: int
     mode: int = ANY_MODE  # the one mode the engine runs (`MODES`), or any
+    halves: int = 2  # result halves per lane: 1 for an engine whose runs all hold (WG)
 
     def as_parameters(self) -> dict[str, int]:
         return {"TM": self.tm, "TN": self.tn, "XD": self.x_depth, "WD": self.w_depth,
                 "YD": self.dy_depth, "RD": self.res_depth, "BD": self.bias_depth,
-                "MODE": self.mode}
+                "MODE": self.mode, "HALVES": self.halves}
 
 
 #: The banks each mode fills (x, w, dy, bias) and the operand its result is shaped like: FP
@@ -211,11 +212,15 @@ def _depths(shape: LoopShape, tm: int, tn: int,
 
 
 def engine_params(shapes: Iterable[LoopShape], *, tm: int, tn: int,
-                  mode: str | None = None) -> EngineParams:
+                  mode: str | None = None, halves: int = 2) -> EngineParams:
     """Smallest power-of-two bank depths that hold every shape in `shapes` in every mode, or
     in ``mode`` only (an engine of a board runs one mode: the banks it never fills shrink to
-    the smallest and its result banks are as deep as its own result)."""
+    the smallest and its result banks are as deep as its own result). ``halves``: result
+    halves per lane, 2 (a run overlaps the last result's drain) or 1 (an engine whose runs
+    all hold, as a board's WG engine: its one drain ends the step)."""
     _check_lanes(tm, tn)
+    if halves not in (1, 2):
+        raise FpdeepError(f"engine result halves must be 1 or 2, got {halves!r}")
     if mode is not None and mode not in MODES:
         raise FpdeepError(f"engine mode {mode!r} is not valid; valid modes are {', '.join(MODES)}")
     need = [0] * 5
@@ -226,7 +231,8 @@ def engine_params(shapes: Iterable[LoopShape], *, tm: int, tn: int,
         raise FpdeepError("engine_params needs at least one LoopShape")
     # Power-of-two depths keep the RTL's address widths exact ($clog2) and map onto whole RAMs.
     pow2 = [max(2, 1 << (n - 1).bit_length()) for n in need]
-    return EngineParams(tm, tn, *pow2, mode=ANY_MODE if mode is None else MODES[mode])
+    return EngineParams(tm, tn, *pow2, mode=ANY_MODE if mode is None else MODES[mode],
+                        halves=halves)
 
 
 def _coefficients(shape: LoopShape, tm: int, tn: int) -> dict[str, tuple[tuple[int, ...], int]]:

@@ -320,7 +320,10 @@ def lower(network: Network, plan: Plan, *, numerics: Numerics | None = None,
                     kwargs = {"shift": shifts["bp"], "raw": split}
                 else:
                     kwargs = {"raw": True, "hold": True, "bias": has_bias}
-                params = engine_params([shape], tm=alloc.tm, tn=alloc.tn, mode=mode)
+                # a WG engine holds its sums over the batch and is drained once, by the
+                # step's flush: one result half (the next step starts after the update)
+                params = engine_params([shape], tm=alloc.tm, tn=alloc.tn, mode=mode,
+                                       halves=1 if kwargs.get("hold") else 2)
                 try:
                     config = engine_config(shape, mode=mode, tm=alloc.tm, tn=alloc.tn,
                                            params=params, **kwargs)

@@ -159,8 +159,9 @@ MOVER_FIFO = Memory(4, 48 + 1)
 
 def _engine_memories(p: Params) -> list[Memory]:
     """hw/engine/fpdeep_engine.sv: per input lane an X bank, per output lane a dY bank (both
-    double buffered), per lane pair a W bank; two result half banks per lane its mode writes
-    (FP: one per output lane, BP: one per input lane, WG or any mode: every lane pair); per
+    double buffered), per lane pair a W bank; HALVES (2, or 1 for a WG engine) result half
+    banks per lane its mode writes (FP: one per output lane, BP: one per input lane, WG or
+    any mode: every lane pair); per
     output lane its bias bank. Each is what the tool finds cheapest (a shallow bank is LUT
     RAM or flip-flops, not a block RAM of its own)."""
     tm, tn, dw, acc = p["TM"], p["TN"], p.get("DW", 16), p.get("ACCW", 48)
@@ -168,7 +169,8 @@ def _engine_memories(p: Params) -> list[Memory]:
     results = {0: tm, 1: tn}.get(p.get("MODE", 3), lanes)
     return ([Memory(2 * p["XD"], dw)] * tn + [Memory(p["WD"], dw)] * lanes
             + [Memory(2 * p["YD"], dw)] * tm
-            + [Memory(p["RD"], acc)] * 2 * results + [Memory(p["BD"], dw)] * tm)
+            + [Memory(p["RD"], acc)] * p.get("HALVES", 2) * results
+            + [Memory(p["BD"], dw)] * tm)
 
 
 def _pool_memories(p: Params) -> list[Memory]:

@@ -17,7 +17,8 @@
 // fpdeep_loop_nest (affine, adders only); fpdeep.engine.engine_config computes every cfg_*.
 //
 // Double buffered: the X and dY banks and the result banks have two halves each, so that
-// loading the next image, computing this one and draining the last one overlap.
+// loading the next image, computing this one and draining the last one overlap (HALVES = 1:
+// one result half, for a WG engine whose one drain ends the step).
 // Protocol: stream X (C,H,W), dY (Co,Ho,Wo) in C order into s_x, s_dy (only the operands of
 // the mode) and pulse start: that half is loaded; the streams go on into the other half while
 // the first runs, and stall while both halves wait for or are in their runs. A run starts as
@@ -46,7 +47,12 @@ module fpdeep_engine #(
     parameter int BD   = 4,    // depth of each bias / bias-gradient bank: ceil(Co/TM)
     // the one mode cfg_mode will select (0 FP, 1 BP, 2 WG), or 3 for any: with one mode,
     // only the result banks of the lanes that mode writes are built (FP m*TN, BP n < TN)
-    parameter int MODE = 3
+    parameter int MODE = 3,
+    // result halves per lane: 2 overlap a run with the last result's drain; 1 for an engine
+    // whose runs all hold (WG over a mini-batch, drained by the step's flush, after which
+    // the step ends): nothing to overlap, and half the result block RAM. With 1 half a run
+    // waits for the drain of the result before it.
+    parameter int HALVES = 2
 ) (
     input  wire logic                 clk,
     input  wire logic                 rst,
@@ -117,6 +123,10 @@ module fpdeep_engine #(
     // into, dsel: the result half drained next. Each pair walks its halves in turn.
     logic [1:0] in_full, res_full;
     logic       lsel, rsel, asel, dsel;
+    // the result half after h: the other, or h itself with one half
+    function automatic logic next_half(input logic h);
+        next_half = (HALVES > 1) ? !h : 1'b0;
+    endfunction
     logic       running, draining, flush_req;
 
     // ------------------------------------------------------------------ operand loading
@@ -399,7 +409,7 @@ module fpdeep_engine #(
     wire logic       drain_rd = draining && !d_done && out_free && !dphase;
     for (genvar k = 0; k < NB; k++) begin : g_res
         fpdeep_result_lane #(
-            .ACCW(ACCW), .RD(RD), .RAW(RAW),
+            .ACCW(ACCW), .RD(RD), .RAW(RAW), .HALVES(HALVES),
             // the lanes this mode writes (FP: n = 0, BP: m = 0, WG: all)
             .BANKS(MODE >= 2 || (MODE == 0 && N_FIRST[k]) || (MODE == 1 && M_FIRST[k]))
         ) u_lane (
@@ -482,7 +492,7 @@ module fpdeep_engine #(
                 rsel <= !rsel;
                 if (!cfg_hold) begin
                     res_full[asel] <= 1'b1;
-                    asel <= !asel;
+                    asel <= next_half(asel);
                 end
             end
             if (start) begin
@@ -493,7 +503,7 @@ module fpdeep_engine #(
             if (flush_go) begin
                 flush_req <= 1'b0;
                 res_full[asel] <= 1'b1;
-                asel <= !asel;
+                asel <= next_half(asel);
             end
             // drains, oldest result half first
             if (drain_begin) draining <= 1'b1;
@@ -503,7 +513,7 @@ module fpdeep_engine #(
                 if (d_hs && m_last) begin
                     draining <= 1'b0;
                     res_full[dsel] <= 1'b0;
-                    dsel <= !dsel;
+                    dsel <= next_half(dsel);
                     dphase <= 1'b0;
                     d_done <= 1'b0;
                 end

@@ -3,6 +3,7 @@
 // and cleared). The only hazard of a run is an s6 read of the address s7 is writing
 // (read-first RAM returns the old word), so that case takes the value being written
 // (forwarding). BANKS = 0: a lane the engine's mode never writes, whose halves read zero.
+// HALVES = 1: only half 0 is built (the engine then never selects half 1), which reads zero.
 // A module of its own, not a generate block of the engine: Yosys elaborates it once, where a
 // generate block per lane made the engine's elaboration quadratic in its lanes.
 `default_nettype none
@@ -11,7 +12,8 @@ module fpdeep_result_lane #(
     parameter int ACCW  = 48,
     parameter int RD    = 64,   // depth of each half
     parameter int RAW   = 6,    // address bits ($clog2(RD), at least 1)
-    parameter bit BANKS = 1'b1
+    parameter bit BANKS = 1'b1,
+    parameter int HALVES = 2
 ) (
     input  wire logic            clk,
     input  wire logic            asel,        // the half runs accumulate into
@@ -34,7 +36,7 @@ module fpdeep_result_lane #(
     always_comb new7 = (fwd7 ? fwdv7 : half_q[asel]) + sum7;
 
     for (genvar h = 0; h < 2; h++) begin : g_half
-        if (BANKS) begin : g_bank
+        if (BANKS && h < HALVES) begin : g_bank
             wire logic      own = draining && (dsel == 1'(h));
             wire logic      acc = !own && (asel == 1'(h));
             logic           wen, ren;

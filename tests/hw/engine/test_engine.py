@@ -203,6 +203,28 @@ def test_engine_rtl_bit_exact_and_cycles(run_testbench, tmp_path, tm, tn, mode):
             assert abs(cycles - r["model"]) <= 0.02 * r["model"]
 
 
+@pytest.mark.sim
+@pytest.mark.skipif(not simulator_available(), reason="Verilator is not installed")
+def test_a_wg_engine_with_one_result_half_is_bit_exact(run_testbench, tmp_path):
+    """A board's WG engine has one result half per lane (HALVES 1): its runs hold over the
+    mini-batch and its one drain comes at the step's flush. Mini-batches one after another on
+    one build (each flush's drain must be over before the next batch's first run takes the
+    half), the last with the operand double buffers in use: bit-exact, in the modelled
+    cycles, and no slower than with two halves."""
+    params = engine_params([_shape(c) for _, c in CONV_CASES], tm=TM, tn=TN, mode="wg",
+                           halves=1)
+    assert params.as_parameters()["HALVES"] == 1
+    cases = [dict(c, mode="wg", seed=i + 3, bias=i % 2 == 0, batch=2)
+             for i, (_, c) in enumerate(CONV_CASES)]
+    cases.append(dict(CONV_CASES[0][1], mode="wg", seed=5, batch=3, overlap=True))
+    for r in _run_cases(run_testbench, tmp_path, params, cases):
+        if r["case"].get("overlap"):
+            assert r["window"] <= 3 * r["run"] + 6
+            continue
+        for cycles in r["cycles"]:
+            assert abs(cycles - r["model"]) <= 0.02 * r["model"]
+
+
 @pytest.mark.parametrize("lanes", sorted({c["lanes"] for _, c in GROUP_CASES}))
 @pytest.mark.sim
 @pytest.mark.skipif(not simulator_available(), reason="Verilator is not installed")
