@@ -14,6 +14,7 @@ one: the flow composes them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
@@ -36,7 +37,13 @@ from fpdeep.numerics import Numerics
 from fpdeep.ops.batchnorm import BN_MODES, with_batchnorm
 from fpdeep.planning.cluster import DEFAULT_UTIL_CAP, PIPELINING, Cluster, make_cluster
 from fpdeep.planning.partition import STRATEGIES
-from fpdeep.planning.planner import DEFAULT_BATCH, Plan, with_stores
+from fpdeep.planning.planner import (
+    DEFAULT_BATCH,
+    Plan,
+    UnitsTooLarge,
+    with_lanes_fitting,
+    with_stores,
+)
 from fpdeep.planning.planner import plan as plan_network
 from fpdeep.planning.store import OFF_CHIP
 from fpdeep.progress import Progress
@@ -298,22 +305,48 @@ def lower(state: FlowState, config: BuildConfig) -> FlowState:
     return replace(state, design=built, plan=placed)
 
 
+#: Rounds of cutting MAC lanes for block RAM (`_lowered`) before build gives up: each
+#: lowers the design again, and one or two usually suffice.
+LANE_FITTING_ROUNDS = 6
+
+
 def _lowered(network: Network, planned: Plan, *, numerics: Numerics | None, loss: str,
              momentum: float = 0.0, weight_decay: float = 0.0,
              off_chip: tuple[str, ...] = ()) -> tuple[Design, Plan]:
     """The design lowered from ``planned``, and ``planned`` with its boards' memory figures
     taken from the design's tensor stores: the store is what the RTL has, known only once the
     plan is lowered (its items come from the step's tasks), so the planner's search estimates
-    it and this replaces the estimate and checks the store fits."""
+    it and this replaces the estimate and checks the store fits. Where a board's engines and
+    units take more block RAM than it has, its MAC lanes are cut (`with_lanes_fitting`)
+    until they fit or cannot shrink further."""
     from fpdeep.codegen.build import board_units
     from fpdeep.codegen.layout import board_layouts
     from fpdeep.design.lower import lower as lower_plan
 
-    built = lower_plan(network, planned, numerics=numerics, loss=loss, momentum=momentum,
-                       weight_decay=weight_decay, off_chip=off_chip)
-    layouts = board_layouts(built, network, batch=planned.totals.batch)
-    units = board_units(built, network, batch=planned.totals.batch, layouts=layouts)
-    return built, with_stores(planned, [layout.store for layout in layouts], units)
+    before: dict[int, tuple[int, int]] = {}  # the last round's boards over, and by how much
+    first: UnitsTooLarge | None = None  # the plan as asked for: what it took
+    for rounds in range(LANE_FITTING_ROUNDS + 1):
+        built = lower_plan(network, planned, numerics=numerics, loss=loss, momentum=momentum,
+                           weight_decay=weight_decay, off_chip=off_chip)
+        layouts = board_layouts(built, network, batch=planned.totals.batch)
+        units = board_units(built, network, batch=planned.totals.batch, layouts=layouts)
+        try:
+            return built, with_stores(planned, [layout.store for layout in layouts], units)
+        except UnitsTooLarge as exc:
+            first = first or exc
+            # fewer MAC lanes on the boards it names, and lower again, while that takes less
+            # block RAM (deep banks and large weights gain nothing from it)
+            helps = {b: o for b, o in exc.over.items() if o[0] < before.get(b, (math.inf,))[0]}
+            fitted = (with_lanes_fitting(network, planned, helps)
+                      if helps and rounds < LANE_FITTING_ROUNDS else None)
+            if fitted is None:
+                if exc is first:
+                    raise
+                # what the plan as asked for takes, which fewer lanes did not help
+                raise UnitsTooLarge(f"{first} (fewer MAC lanes did not make it fit either)",
+                                    first.over) from None
+            before, planned = exc.over, fitted
+    raise AssertionError("unreachable: the last round raises or returns")
 
 
 def schedule(state: FlowState, config: BuildConfig) -> FlowState:

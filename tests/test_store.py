@@ -132,3 +132,77 @@ def test_engines_too_big_for_the_board_are_named_largest_first():
                                          r"layer's output channels\): use a smaller input"):
         with_stores(planned, [BoardStore(0, 4, (StoreBank("w:x", 16, 16),))],
                     [[("fpdeep_engine", huge, "u_huge")]])
+
+
+def _lane_heavy(tmp_path, *, dsp: int, bram: int):
+    """Two 64-channel 3x3 convs on 4x4 (shallow per-lane banks, many lanes) planned on one
+    ZCU102 cut to ``dsp`` DSPs and ``bram`` block RAMs, everything off chip: the flow's
+    state after planning, and its configuration."""
+    import re
+
+    from golden_nets import OnnxNet
+
+    from fpdeep.flow import BuildConfig, FlowState, load, plan
+
+    net = OnnxNet((16, 4, 4), seed=3)
+    net.conv(64, 3, pads=(1, 1, 1, 1))
+    net.relu()
+    net.conv(64, 3, pads=(1, 1, 1, 1))
+    net.relu()
+    net.flatten()
+    net.fc(10)
+    net.load(tmp_path / "lanes.onnx")
+    text = (PACKAGE_DIR / "planning" / "boards" / "zcu102.toml").read_text()
+    text = re.sub(r"\ndsp = \d+", f"\ndsp = {dsp}", text)
+    board = tmp_path / "board.toml"
+    board.write_text(re.sub(r"\nbram_blocks = \d+", f"\nbram_blocks = {bram}", text))
+    config = BuildConfig(model=tmp_path / "lanes.onnx", board=board, boards=1, batch=2,
+                         off_chip=("weights", "grads", "stash"))
+    return plan(load(FlowState(), config), config), config
+
+
+def test_a_board_whose_lanes_take_too_much_block_ram_gets_fewer_lanes(tmp_path):
+    """Each MAC lane has banks of its own, and a shallow one still takes a whole block RAM, so
+    the planner's DSP-filling lanes can need more block RAM than the board has. Lowering
+    finds that and plans the same partition again with that board's DSPs held down until its
+    engines fit; the plan says so, and keeps the cap in its JSON."""
+    from fpdeep.codegen.build import board_units
+    from fpdeep.codegen.layout import board_layouts
+    from fpdeep.design.lower import lower as lower_plan
+    from fpdeep.flow import lower
+    from fpdeep.planning.planner import Plan, UnitsTooLarge
+    from fpdeep.report.plan import plan_json, plan_text
+
+    state, config = _lane_heavy(tmp_path, dsp=1200, bram=600)
+    asked = state.plan
+    assert asked.cluster.dsp_caps == ()
+    # the plan as asked for does not fit: its engines and units alone take too much
+    design = lower_plan(state.network, asked, off_chip=config.off_chip)
+    layouts = board_layouts(design, state.network, batch=2)
+    with pytest.raises(UnitsTooLarge) as info:
+        with_stores(asked, [la.store for la in layouts],
+                    board_units(design, state.network, batch=2, layouts=layouts))
+    taken, have = info.value.over[0]
+    assert taken > have == math.floor(600 * 0.85)
+    fitted = lower(state, config).plan
+    cap = fitted.cluster.dsp_caps[0]
+    assert fitted.boards[0].dsp_used <= cap < asked.boards[0].dsp_used
+    assert fitted.cuts == asked.cuts
+    assert fitted.boards[0].resources.bram36 <= have
+    assert f"(DSPs of board 0 to {cap:,}: fewer MAC lanes" in plan_text(fitted)
+    assert plan_json(fitted)["cluster"]["dsp_caps"] == [cap]
+    assert Plan.from_json(fitted.to_json()).cluster.dsp_caps == (cap,)
+
+
+def test_fewer_lanes_that_do_not_help_leave_the_first_reason(tmp_path):
+    """A board far too small: fewer lanes do not make its engines fit, and the error gives
+    what the plan as asked for takes, and says fewer lanes were tried."""
+    from fpdeep.flow import lower
+    from fpdeep.planning.planner import UnitsTooLarge
+
+    state, config = _lane_heavy(tmp_path, dsp=1200, bram=20)
+    with pytest.raises(UnitsTooLarge, match=r"^board 0 \(zcu102\): its engines and units "
+                                            r"alone take [\d,]+ BRAM36 blocks, more than the "
+                                            r"17 it has .*\(fewer MAC lanes did not make it fit "
+                                            r"either\)$"):
+        lower(state, config)

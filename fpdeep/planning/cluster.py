@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fpdeep.errors import (
@@ -51,6 +51,10 @@ class Cluster:
     # What-if only: output rows an engine may compute in parallel. The generated engine has 1;
     # larger values show how far the chain would scale with pixel-parallel engines.
     pixel_lanes: int = 1
+    # Per board, the most DSPs its MAC lanes may take (0: the utilisation cap alone): set
+    # where the board's lanes would otherwise need more block RAM than it has
+    # (`fpdeep.flow` lowers, finds that, and plans again with the cap).
+    dsp_caps: tuple[int, ...] = ()
 
     @property
     def size(self) -> int:
@@ -73,7 +77,17 @@ class Cluster:
                               data_bits=self.precision, port_bits=self.link_port_bits)
 
     def dsp_budget(self, index: int) -> int:
-        return math.floor(self.boards[index].dsp * self.util_cap + 1e-9)
+        budget = math.floor(self.boards[index].dsp * self.util_cap + 1e-9)
+        cap = self.dsp_caps[index] if index < len(self.dsp_caps) else 0
+        return min(budget, cap) if cap else budget
+
+    def with_dsp_caps(self, caps: dict[int, int]) -> Cluster:
+        """This chain with board ``b``'s MAC lanes held to ``caps[b]`` DSPs (others as they
+        are)."""
+        merged = list(self.dsp_caps) + [0] * (self.size - len(self.dsp_caps))
+        for b, cap in caps.items():
+            merged[b] = cap
+        return replace(self, dsp_caps=tuple(merged))
 
     def dsp_per_mac(self, index: int) -> float:
         return self.boards[index].dsp_per_mac[self.precision]

@@ -127,6 +127,15 @@ class DoesNotFit(FpdeepError):
     """A board's data fits neither on chip, nor in its off-chip memory, nor with a neighbour."""
 
 
+class UnitsTooLarge(DoesNotFit):
+    """Engines and units alone take more block RAM than a board has: ``over`` maps each such
+    board to (the BRAM36 blocks they take, the blocks the board has within the cap)."""
+
+    def __init__(self, message: str, over: dict[int, tuple[int, int]]) -> None:
+        super().__init__(message)
+        self.over = over
+
+
 def _storage_of(chain: ChainModel, cluster: Cluster, slices: Iterable[Slice]) -> Storage:
     total = Storage()
     for s in slices:
@@ -268,24 +277,36 @@ def with_stores(plan: Plan, stores: Sequence[BoardStore],
     within the utilisation cap. With ``units`` (per board, the (module, parameters, instance
     name) of every instance of its top), also the board's resources, and the block RAM its
     units take (engine banks, instruction memories, ...) is not the store's to use.
-    DoesNotFit naming the board when a store fits in neither, or its units alone take more
-    block RAM than it has."""
+    DoesNotFit naming the board when a store fits in neither; UnitsTooLarge (a DoesNotFit)
+    naming the first board whose units alone take more block RAM than it has, with every
+    such board in its ``over``."""
     if [s.board for s in stores] != [bp.index for bp in plan.boards]:
         raise FpdeepError(f"the stores are of boards {[s.board for s in stores]}; the plan "
                           f"has boards {[bp.index for bp in plan.boards]}")
     cap = plan.cluster.util_cap
-    boards = []
-    for k, (bp, store) in enumerate(zip(plan.boards, stores, strict=True)):
+    fixed_of, over, first = [], {}, ""
+    for k, bp in enumerate(plan.boards):
         board = plan.cluster.boards[bp.index]
         family = family_of(board.part)
         fixed = None
         if units is not None and family is not None:
             fixed = board_resources([u for u in units[k] if u[0] != STORE_MODULE], (), family)
+        fixed_of.append(fixed)
+        taken = math.ceil(fixed.bram36) if fixed is not None else 0
+        bram = math.floor(board.bram_blocks * cap)
+        if taken > bram:
+            over[bp.index] = (taken, bram)
+            first = first or _units_too_large(bp.index, board.name, units[k], family, taken,
+                                              bram, cap)
+    if over:
+        raise UnitsTooLarge(first, over)
+    boards = []
+    for k, (bp, store) in enumerate(zip(plan.boards, stores, strict=True)):
+        board = plan.cluster.boards[bp.index]
+        family = family_of(board.part)
+        fixed = fixed_of[k]
         taken = math.ceil(fixed.bram36) if fixed is not None else 0
         bram, uram = math.floor(board.bram_blocks * cap), math.floor(board.uram_blocks * cap)
-        if taken > bram:
-            raise DoesNotFit(_units_too_large(bp.index, board.name, units[k], family,
-                                              taken, bram, cap))
         placed = place(store, bram_blocks=bram - taken, uram_blocks=uram)
         if placed is None:
             units_note = (f" beside the {taken:,} its engines and units take" if taken else "")
@@ -511,6 +532,37 @@ def plan(
         assert failure is not None
         raise _no_fit(chain, cluster, failure, strategy)
     return replace(best, strategy=strategy)
+
+
+#: How much further than in proportion a board's DSPs are cut when its lanes' banks take too
+#: much block RAM: not all of it shrinks with the lanes (deep banks, instruction memories).
+LANE_CUT_MARGIN = 0.9
+
+
+def with_lanes_fitting(network: Network, planned: Plan, over: dict[int, tuple[int, int]]
+                       ) -> Plan | None:
+    """``planned``'s partition (its cuts) again, each board of ``over`` (board -> the BRAM36
+    blocks its engines and units take, the blocks it has) with its MAC lanes held to fewer
+    DSPs, in proportion to the block RAM it is over by: a lane has banks of its own, and
+    shallow ones each take a whole block RAM, so fewer, deeper lanes take fewer. None when
+    no board's lanes can shrink, or the partition does not fit with fewer lanes."""
+    caps = {}
+    for b, (taken, bram) in over.items():
+        used = planned.boards[b].dsp_used
+        cap = math.floor(used * bram / taken * LANE_CUT_MARGIN)
+        if 0 < cap < used:
+            caps[b] = cap
+    if not caps:
+        return None
+    cluster = planned.cluster.with_dsp_caps(caps)
+    batch = planned.totals.batch
+    chain = chain_model(network, precision=cluster.precision, pipelining=cluster.pipelining,
+                        batch=batch)
+    try:
+        fitted = evaluate(chain, cluster, planned.cuts, strategy=planned.strategy, batch=batch)
+    except DoesNotFit:
+        return None
+    return replace(fitted, strategy=planned.strategy)
 
 
 def _fits(chain: ChainModel, cluster: Cluster, strategy: str) -> bool:

@@ -38,6 +38,8 @@ def cluster_json(plan: Plan) -> dict[str, Any]:
         "util_cap": c.util_cap,
         "pipelining": c.pipelining,
         "pixel_lanes": c.pixel_lanes,
+        # per board, the DSPs its MAC lanes were held to for block RAM (0: none)
+        "dsp_caps": list(c.dsp_caps),
         "batch": plan.totals.batch,
     }
 
@@ -206,6 +208,10 @@ def plan_text(plan: Plan, generated: PipelineFigures | str | None = None) -> str
                + ("the generated tensor store's banks)" if all(bp.store is not None
                                                                 for bp in plan.boards)
                   else "estimated)"))
+    capped = [f"{b} to {cap:,}" for b, cap in enumerate(c.dsp_caps) if cap]
+    if capped:
+        out.append(f"(DSPs of board {', '.join(capped)}: fewer MAC lanes, so that the "
+                   "engines' banks fit the block RAM)")
     if plan.links:
         out.append("")
         rows = [
