@@ -14,7 +14,6 @@ one: the flow composes them.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
@@ -323,7 +322,7 @@ def _lowered(network: Network, planned: Plan, *, numerics: Numerics | None, loss
     from fpdeep.codegen.layout import board_layouts
     from fpdeep.design.lower import lower as lower_plan
 
-    before: dict[int, tuple[int, int]] = {}  # the last round's boards over, and by how much
+    before: dict[int, tuple[int, int]] = {}  # board -> BRAM36 its units took, DSPs it used
     first: UnitsTooLarge | None = None  # the plan as asked for: what it took
     for rounds in range(LANE_FITTING_ROUNDS + 1):
         built = lower_plan(network, planned, numerics=numerics, loss=loss, momentum=momentum,
@@ -334,9 +333,10 @@ def _lowered(network: Network, planned: Plan, *, numerics: Numerics | None, loss
             return built, with_stores(planned, [layout.store for layout in layouts], units)
         except UnitsTooLarge as exc:
             first = first or exc
-            # fewer MAC lanes on the boards it names, and lower again, while that takes less
-            # block RAM (deep banks and large weights gain nothing from it)
-            helps = {b: o for b, o in exc.over.items() if o[0] < before.get(b, (math.inf,))[0]}
+            # fewer MAC lanes on the boards it names, and lower again, while fewer could fit
+            used = {b: planned.boards[b].dsp_used for b in exc.over}
+            helps = {b: o for b, o in exc.over.items()
+                     if _lanes_may_fit(o, used[b], before.get(b))}
             fitted = (with_lanes_fitting(network, planned, helps)
                       if helps and rounds < LANE_FITTING_ROUNDS else None)
             if fitted is None:
@@ -345,8 +345,23 @@ def _lowered(network: Network, planned: Plan, *, numerics: Numerics | None, loss
                 # what the plan as asked for takes, which fewer lanes did not help
                 raise UnitsTooLarge(f"{first} (fewer MAC lanes did not make it fit either)",
                                     first.over) from None
-            before, planned = exc.over, fitted
+            before = {b: (o[0], used[b]) for b, o in exc.over.items()}
+            planned = fitted
     raise AssertionError("unreachable: the last round raises or returns")
+
+
+def _lanes_may_fit(over: tuple[int, int], used: int, before: tuple[int, int] | None) -> bool:
+    """Whether fewer MAC lanes could make a board's units fit: ``over`` is the BRAM36 blocks
+    they take and the board has, ``used`` its DSPs, ``before`` both of the round before (none
+    in the first). The last cut's saving per DSP tells what the lanes take; what remains at
+    none (deep banks, weights, instruction memories) must fit."""
+    if before is None:
+        return True
+    taken, have = over
+    was, had = before
+    if taken >= was or used >= had:
+        return False
+    return taken - (was - taken) / (had - used) * used < have
 
 
 def schedule(state: FlowState, config: BuildConfig) -> FlowState:

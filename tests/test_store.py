@@ -206,3 +206,17 @@ def test_fewer_lanes_that_do_not_help_leave_the_first_reason(tmp_path):
                                             r"17 it has .*\(fewer MAC lanes did not make it fit "
                                             r"either\)$"):
         lower(state, config)
+
+
+@pytest.mark.parametrize(("over", "used", "before", "may"), [
+    ((4016, 1249), 2979, None, True),  # the first cut is always tried
+    # ResNet-20 on a VC709: 2,979 -> 831 DSPs saved 195 blocks, so 3,746 stay at no lanes
+    ((3821, 1249), 831, (4016, 2979), False),
+    # a SqueezeNet board: 5,748 -> 2,433 DSPs saved 1,844, so about 700 stay: cut again
+    ((2051, 1836), 2433, (3895, 5748), True),
+    ((2051, 1836), 2433, (2051, 5748), False),  # the cut saved nothing
+])
+def test_fewer_lanes_are_tried_while_what_stays_without_them_fits(over, used, before, may):
+    from fpdeep.flow import _lanes_may_fit
+
+    assert _lanes_may_fit(over, used, before) is may
