@@ -118,3 +118,23 @@ def test_more_classes_than_the_loss_unit_takes_are_refused(tmp_path):
     with pytest.raises(FpdeepError, match=f"fewer than {LOSS_CLASS_LIMIT} classes, the "
                                           f"network has {LOSS_CLASS_LIMIT}"):
         check_buildable(network, result)
+
+
+def test_squeezenet_at_32x32_builds_on_8_vcu118_with_fewer_lanes_where_block_ram_is_short():
+    """SqueezeNet at 3x32x32 on 8 VCU118, everything off chip: the plan fills some boards'
+    DSPs with lanes whose shallow banks need more block RAM than the board has; build cuts
+    those boards' lanes until every board's units fit within the cap."""
+    from fpdeep.flow import BuildConfig, FlowState, load, lower
+    from fpdeep.flow import plan as plan_step
+
+    config = BuildConfig(model=light_model("light_squeezenet"), board="vcu118", boards=8,
+                         partition="optimal", input_shape=(3, 32, 32), batch=4,
+                         off_chip=("weights", "grads", "stash"))
+    state = lower(plan_step(load(FlowState(), config), config), config)
+    caps = state.plan.cluster.dsp_caps
+    assert any(caps)
+    cap = math.floor(make_cluster(board="vcu118", boards=1).boards[0].bram_blocks * 0.85)
+    for bp in state.plan.boards:
+        assert bp.resources.bram36 <= cap
+        if caps[bp.index]:
+            assert bp.dsp_used <= caps[bp.index]
