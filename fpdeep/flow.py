@@ -300,7 +300,7 @@ def lower(state: FlowState, config: BuildConfig) -> FlowState:
     network, planned = _need(state, "network", "lower"), _need(state, "plan", "lower")
     built, placed = _lowered(network, planned, numerics=config.numerics, loss=config.loss,
                              momentum=config.momentum, weight_decay=config.weight_decay,
-                             off_chip=config.off_chip)
+                             off_chip=config.off_chip, progress=state.progress)
     return replace(state, design=built, plan=placed)
 
 
@@ -311,7 +311,8 @@ LANE_FITTING_ROUNDS = 6
 
 def _lowered(network: Network, planned: Plan, *, numerics: Numerics | None, loss: str,
              momentum: float = 0.0, weight_decay: float = 0.0,
-             off_chip: tuple[str, ...] = ()) -> tuple[Design, Plan]:
+             off_chip: tuple[str, ...] = (),
+             progress: Progress | None = None) -> tuple[Design, Plan]:
     """The design lowered from ``planned``, and ``planned`` with its boards' memory figures
     taken from the design's tensor stores: the store is what the RTL has, known only once the
     plan is lowered (its items come from the step's tasks), so the planner's search estimates
@@ -347,6 +348,10 @@ def _lowered(network: Network, planned: Plan, *, numerics: Numerics | None, loss
                                     first.over) from None
             before = {b: (o[0], used[b]) for b, o in exc.over.items()}
             planned = fitted
+            if progress is not None:
+                caps = planned.cluster.dsp_caps
+                progress.step("fewer MAC lanes", "for block RAM: " + ", ".join(
+                    f"board {b} at most {caps[b]:,} DSPs" for b in sorted(helps)))
     raise AssertionError("unreachable: the last round raises or returns")
 
 
