@@ -380,6 +380,8 @@ def test_the_store_of_a_residual_design_on_three_boards_is_planned(tmp_path):
     _check_store_is_planned(out, 2)
 
 
-def _depths(layout) -> list[int]:
-    """64 instruction words for every sequencer of ``layout``'s board."""
-    return [64] * len(layout.resources)
+def _depths(layout) -> list:
+    """64 instruction words for every sequencer of ``layout``'s board, forward-only from 32."""
+    from fpdeep.codegen.layout import ProgramMemory
+
+    return [ProgramMemory(64, 32)] * len(layout.resources)

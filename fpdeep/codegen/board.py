@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fpdeep.codegen.layout import BoardLayout, Mover, Resource
+from fpdeep.codegen.layout import BoardLayout, Mover, ProgramMemory, Resource
 from fpdeep.codegen.ports import (
     LINK_COUNTERS,
     LINK_FLAGS,
@@ -130,9 +130,9 @@ def _low_bits(name: str, bits: int, width: int) -> str:
 
 
 def board_values(d: Design, board: BoardDesign, layout: BoardLayout,
-                 program_words: Sequence[int]) -> dict[str, Any]:
+                 program_words: Sequence[ProgramMemory]) -> dict[str, Any]:
     """What `templates/board.sv.j2` prints for one board; ``program_words``: per resource,
-    the instruction memory of its sequencer (train and forward-only halves)."""
+    the instruction memory of its sequencer (training, then forward-only program)."""
     g = _Glue(d, board, layout, program_words)
     ports = top_ports(d, board)
     return {"module": board.module, "index": board.index, "model": comment_text(d.model),
@@ -164,7 +164,7 @@ class _Glue:
             name for name in partial if name in read] + self.unread_ports
 
     def __init__(self, d: Design, board: BoardDesign, layout: BoardLayout,
-                 pd: Sequence[int]) -> None:
+                 memories: Sequence[ProgramMemory]) -> None:
         self.d, self.board, self.layout = d, board, layout
         self.wires: list[tuple[int, str]] = []
         self.assigns: list[str] = []
@@ -180,7 +180,8 @@ class _Glue:
         # off-chip memory: its readers and writers (clients of the memory port), their faults
         self.memory_clients: dict[str, list[str]] = {"rd": [], "wr": []}
         self.memory_faults: list[str] = []
-        self.pd = tuple(pd)  # per resource, its sequencer's instruction words
+        self.programs = tuple(memories)  # per resource, its sequencer's instruction memory
+        self.pd = tuple(m.words for m in memories)
         self.host_pd = max(self.pd)  # the host addresses the deepest
         nres = len(layout.resources)
         self.nres = nres
@@ -225,7 +226,7 @@ class _Glue:
         self.instances.append(Instance(
             "fpdeep_sequencer", f"u_{q}_seq", f"sequencer of {comment_text(res.name)}",
             (("NIN", nin), ("NOUT", nout), ("NCFG", ncfg), ("NRES", self.nres),
-             ("PD", self.pd[r])), (),
+             ("PD", self.pd[r]), ("FWD", self.programs[r].forward)), (),
             (("clk", "clk"), ("rst", "rst"), ("go", "go"), ("mode", "mode"),
              ("cancel", "cancel"), ("prog_we", f"prog_we && prog_res == 8'd{r}"),
              ("prog_addr", _low_bits("prog_addr", self.pd[r].bit_length() - 1,

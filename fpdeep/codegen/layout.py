@@ -910,18 +910,28 @@ def constant_contents(d: Design, layout: BoardLayout) -> dict[str, list[int]]:
     return out
 
 
+@dataclass(frozen=True)
+class ProgramMemory:
+    """A sequencer's instruction memory: ``words`` deep (a power of two), the training
+    program at 0 and the forward-only program from ``forward`` on."""
+
+    words: int
+    forward: int
+
+
 def program_words(d: Design, network: Network,
-                  layouts: Sequence[BoardLayout]) -> tuple[tuple[int, ...], ...]:
-    """Per board, per resource: the instruction words its sequencer's memory holds, a power
-    of two: a train half and a forward-only half, each holding its stream of a training step
-    of the stores' full batch (an inference pass runs a subset of its tasks), and the whole
-    holding its setup program. Each sequencer has its own: a pooling engine's bands or a
-    long SGD task make one stream long, and the others need not be as deep."""
+                  layouts: Sequence[BoardLayout]) -> tuple[tuple[ProgramMemory, ...], ...]:
+    """Per board, per resource: its sequencer's instruction memory, holding its training
+    program of a step of the stores' full batch and after it its forward-only program (an
+    inference pass of up to that batch), and its setup program from 0. Each sequencer has
+    its own: a pooling engine's bands or a long SGD task make one program long, and the
+    others need not be as deep."""
     from fpdeep.codegen.program import compile_step, setup_program
     batch = min(layout.batch for layout in layouts)
-    program = compile_step(d, network, layouts, batch=batch, lr=2.0 ** -6)
+    train = compile_step(d, network, layouts, batch=batch, lr=2.0 ** -6)
+    forward = compile_step(d, network, layouts, batch=batch, lr=2.0 ** -6, forward_only=True)
     setup = setup_program(d, network, layouts)
     return tuple(
-        tuple(1 << max((2 * len(train) - 1).bit_length(), (len(first) - 1).bit_length())
-              for train, first in zip(trains, firsts, strict=True))
-        for trains, firsts in zip(program.boards, setup, strict=True))
+        tuple(ProgramMemory(1 << (max(len(t) + len(f), len(s)) - 1).bit_length(), len(t))
+              for t, f, s in zip(ts, fs, ss, strict=True))
+        for ts, fs, ss in zip(train.boards, forward.boards, setup, strict=True))

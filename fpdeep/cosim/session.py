@@ -266,14 +266,15 @@ class _Builder:
                 self.program(b.index, r, words)
         self.run_step()
         train = compile_step(self.design, self.net, self.layouts, batch=self.batch, lr=self.lr)
-        # the forward-only pass lives in the second half of each instruction memory
+        # the forward-only pass follows the training program in each instruction memory
         forward = compile_step(self.design, self.net, self.layouts, batch=self.batch,
                                lr=self.lr, forward_only=True)
-        depths = program_words(self.design, self.net, self.layouts)
+        memories = program_words(self.design, self.net, self.layouts)
         for b in self.design.boards:
             for r, _ in enumerate(self.layouts[b.index].resources):
                 self.program(b.index, r, train.words(b.index, r))
-                self.program(b.index, r, forward.words(b.index, r), depths[b.index][r] // 2)
+                self.program(b.index, r, forward.words(b.index, r),
+                             memories[b.index][r].forward)
 
     def slice_velocities(self, s) -> np.ndarray:
         """Slice ``s``'s velocities as its ``v:`` item holds them: its weights' rows, then its

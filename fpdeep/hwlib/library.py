@@ -559,7 +559,7 @@ SEQUENCER = Module(
     "fpdeep_sequencer", "board",
     "one resource's controller: runs its instruction stream (wait, movers, configuration, go)",
     {"NIN": 1, "NOUT": 1, "NCFG": 1, "CFGW": 48, "NRES": 1, "RW": 8, "CW": 32, "PD": 64,
-     "BW": 8, "AW": 20, "LW": 24},
+     "FWD": 32, "BW": 8, "AW": 20, "LW": 24},
     (*CLOCKED, _in("go"), _in("mode"), _in("cancel"), _in("prog_we"),
      _in("prog_addr", "clog2(PD)", DATA), _in("prog_data", 64, DATA),
      _in("ended_all", "NRES*CW", DATA), _out("ended", "CW", DATA), _out("finished"),

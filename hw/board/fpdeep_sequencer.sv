@@ -13,7 +13,8 @@
 //                       for done and the outputs
 //                MEM    [55:54] log2 of a word's bytes, [47:0] byte address: where the next
 //                       IN or OUT of bank 255 (off-chip memory) goes; held on cmd_maddr
-// `go` starts the program at 0 (train) or at PD/2 (forward only, `mode`).
+// `go` starts the program at 0 (train) or at FWD (forward only, `mode`): the forward-only
+// program follows the training program in the same memory.
 `default_nettype none
 
 module fpdeep_sequencer #(
@@ -25,6 +26,7 @@ module fpdeep_sequencer #(
     parameter int RW = 8,       // resource-number bits
     parameter int CW = 32,      // task-count bits
     parameter int PD = 64,      // program words
+    parameter int FWD = PD / 2, // where the forward-only program starts
     parameter int BW = 8,
     parameter int AW = 20,
     parameter int LW = 24
@@ -119,7 +121,7 @@ module fpdeep_sequencer #(
             case (state)
                 IDLE: if (go) begin
                     state <= EXEC;
-                    pc <= mode ? PA'(PD / 2) : '0;
+                    pc <= mode ? PA'(FWD) : '0;
                     ended <= '0;
                 end
                 EXEC: case (op)

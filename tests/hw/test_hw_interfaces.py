@@ -148,6 +148,8 @@ def test_the_generated_csr_holds_its_declaration_for_any_number_of_counters(coun
     assert values == CSR.parameters(**params)
 
 
-def _depths(layout) -> list[int]:
-    """64 instruction words for every sequencer of ``layout``'s board."""
-    return [64] * len(layout.resources)
+def _depths(layout) -> list:
+    """64 instruction words for every sequencer of ``layout``'s board, forward-only from 32."""
+    from fpdeep.codegen.layout import ProgramMemory
+
+    return [ProgramMemory(64, 32)] * len(layout.resources)
