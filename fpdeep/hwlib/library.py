@@ -115,7 +115,7 @@ MAC_ARRAY = Module(
 RESULT_LANE = Module(
     "fpdeep_result_lane", "engine",
     "one MAC lane's two result-bank halves: accumulate (with forwarding) and drain-and-clear",
-    {"ACCW": ACC_WIDTH, "RD": 64, "RAW": 6, "BANKS": 1, "HALVES": 2},
+    {"ACCW": ACC_WIDTH, "RD": 64, "RAW": 6, "BANKS": 1, "HALVES": 2, "RAM_STYLE": "auto"},
     (_in("clk", role=CLOCK), _in("asel"), _in("dsel"), _in("draining"), _in("drain_rd"),
      _in("drain_here"), _in("dla", "RAW", DATA), _in("rd6"), _in("ra6", "RAW", DATA),
      _in("wr7"), _in("ra7", "RAW", DATA), _in("sum7", "ACCW", DATA), _out("q0", "ACCW", DATA),
@@ -127,7 +127,7 @@ ENGINE = Module(
     "unified Conv/FC loop-nest engine: FP / BP / WG, bias, bias gradient, mini-batch "
     "accumulation",
     {"TM": 2, "TN": 2, "DW": 16, "ACCW": ACC_WIDTH, "CW": 16, "AW": 32, "XD": 64, "WD": 64,
-     "YD": 64, "RD": 64, "BD": 4, "MODE": 3, "HALVES": 2},
+     "YD": 64, "RD": 64, "BD": 4, "MODE": 3, "HALVES": 2, "URAM": 0},
     (*CLOCKED,
      config("cfg_mode", 2), config("cfg_co", "CW"), config("cfg_ci", "CW"),
      config("cfg_h", "CW"), config("cfg_w", "CW"), config("cfg_bound", "7*CW"),

@@ -26,12 +26,15 @@ from fpdeep.planning.partition import (
     partition_optimal,
 )
 from fpdeep.planning.resources import (
+    ENGINE_MODULE,
     STORE_MODULE,
     Memory,
     Params,
     Resources,
     board_resources,
+    engine_banks,
     family_of,
+    memory_resources,
     unit_resources,
 )
 from fpdeep.planning.store import BoardStore, place
@@ -251,7 +254,7 @@ def evaluate(
 
 
 def _units_too_large(index: int, board: str, units: Sequence[tuple[str, Params, str]],
-                     family: str, taken: int, bram: int, cap: float) -> str:
+                     family: str, taken: int, bram: int, cap: float, uram: int = 0) -> str:
     """Why board ``index``'s engines and units alone do not fit its block RAM, naming the
     instances that take the most."""
     costs = sorted(((math.ceil(unit_resources(module, params, family).bram36), name)
@@ -263,11 +266,53 @@ def _units_too_large(index: int, board: str, units: Sequence[tuple[str, Params, 
              if costs and costs[0][0] > bram else
              "use a smaller input (--input-shape), more boards (a layer split among them "
              "shares out its output channels) or a board with more block RAM")
+    in_uram = (f" (with {uram:,} UltraRAMs holding engine banks, those that free the most)"
+               if uram else "")
     return (f"board {index} ({board}): its engines and units alone take {taken:,} BRAM36 "
-            f"blocks, more than the {bram:,} it has within the {cap:.0%} utilisation cap "
+            f"blocks{in_uram}, more than the {bram:,} it has within the {cap:.0%} utilisation cap "
             f"(largest: {largest}). A Conv/FC engine keeps its slice's whole input, output "
             f"and weights on chip (a pooling engine works a band of channels at a time), so "
             f"those of this input size do not fit: {alone}")
+
+
+def engine_banks_in_uram(plan: Plan, units: Sequence[Sequence[tuple[str, Params, str]]]
+                         ) -> list[dict[str, int]]:
+    """Per board, the engines whose banks to build as UltraRAM (instance name -> their URAM
+    parameter, `ENGINE_URAM_BANKS` bits) so that its units' block RAM comes within what it
+    has, or as near as its UltraRAM allows: a board whose units fit keeps them all in block
+    RAM; one whose units do not moves the banks that free the most block RAM per UltraRAM
+    block first, within the utilisation cap. A board without UltraRAM, or of a family the
+    resource model does not cover, gets none."""
+    cap = plan.cluster.util_cap
+    masks: list[dict[str, int]] = []
+    for k, bp in enumerate(plan.boards):
+        board = plan.cluster.boards[bp.index]
+        family = family_of(board.part)
+        chosen: dict[str, int] = {}
+        masks.append(chosen)
+        uram = math.floor(board.uram_blocks * cap)
+        if family is None or uram == 0:
+            continue
+        taken = board_resources([u for u in units[k] if u[0] != STORE_MODULE], (),
+                                family).bram36
+        bram = math.floor(board.bram_blocks * cap)
+        moves = []  # (block RAM freed per UltraRAM block, freed, taken, instance, bit)
+        for module, params, name in units[k]:
+            if module != ENGINE_MODULE:
+                continue
+            for bit, bank in enumerate(engine_banks(params)):
+                freed = sum(memory_resources(m, family).bram36 for m in bank)
+                if freed and not params.get("URAM", 0) >> bit & 1:
+                    cost = sum(memory_resources(replace(m, style="ultra"), family).uram
+                               for m in bank)
+                    moves.append((freed / cost, freed, cost, name, bit))
+        for _, freed, cost, name, bit in sorted(moves, key=lambda m: (-m[0], -m[1])):
+            if taken <= bram:
+                break
+            if cost <= uram:
+                chosen[name] = chosen.get(name, 0) | 1 << bit
+                taken, uram = taken - freed, uram - cost
+    return masks
 
 
 def with_stores(plan: Plan, stores: Sequence[BoardStore],
@@ -297,7 +342,7 @@ def with_stores(plan: Plan, stores: Sequence[BoardStore],
         if taken > bram:
             over[bp.index] = (taken, bram)
             first = first or _units_too_large(bp.index, board.name, units[k], family, taken,
-                                              bram, cap)
+                                              bram, cap, fixed.uram)
     if over:
         raise UnitsTooLarge(first, over)
     boards = []
@@ -307,6 +352,7 @@ def with_stores(plan: Plan, stores: Sequence[BoardStore],
         fixed = fixed_of[k]
         taken = math.ceil(fixed.bram36) if fixed is not None else 0
         bram, uram = math.floor(board.bram_blocks * cap), math.floor(board.uram_blocks * cap)
+        uram -= fixed.uram if fixed is not None else 0  # engine banks built as UltraRAM
         placed = place(store, bram_blocks=bram - taken, uram_blocks=uram)
         if placed is None:
             units_note = (f" beside the {taken:,} its engines and units take" if taken else "")

@@ -17,6 +17,8 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
 
+from fpdeep.planning.store import URAM_SHAPES, blocks
+
 #: The figures, in the order tables and JSON print them.
 RESOURCE_KEYS = ("lut", "ff", "dsp", "bram36", "uram")
 
@@ -72,8 +74,8 @@ class Memory:
     """An inferred memory with one write and one read port, read through a register (or
     with a registered address, which Yosys folds into the RAM), ``copies`` times; ``style``
     is its ram_style attribute: "auto" lets the tool choose, "block" forces block RAM,
-    "distributed" LUT RAM (also what Yosys builds of a small table read by two ports: one
-    copy per port)."""
+    "ultra" UltraRAM, "distributed" LUT RAM (also what Yosys builds of a small table read
+    by two ports: one copy per port)."""
 
     depth: int
     width: int
@@ -132,6 +134,8 @@ def memory_resources(memory: Memory, family: str) -> Resources:
     """What Yosys builds ``memory`` from: flip-flops, LUT RAM or block RAM, whichever its
     cost rule finds cheapest (flip-flops win ties; ram_style "block" allows block RAM only)."""
     depth, width = memory.depth, memory.width
+    if memory.style == "ultra":  # 4K x 72 blocks, side by side and stacked
+        return Resources(uram=blocks(depth, width, URAM_SHAPES)).times(memory.copies)
     bram_cost, bram36 = _block_ram(depth, width)
     if memory.style == "block":
         return Resources(bram36=bram36).times(memory.copies)
@@ -157,6 +161,12 @@ Params = Mapping[str, int]
 MOVER_FIFO = Memory(4, 48 + 1)
 
 
+#: The Conv/FC engine's module, and its banks its URAM parameter builds as UltraRAM, a bit
+#: each, bit 0 first (hw/engine/fpdeep_engine.sv).
+ENGINE_MODULE = "fpdeep_engine"
+ENGINE_URAM_BANKS = ("x", "w", "dy", "result")
+
+
 def _engine_memories(p: Params) -> list[Memory]:
     """hw/engine/fpdeep_engine.sv: per input lane an X bank, per output lane a dY bank (both
     double buffered), per lane pair a W bank; HALVES (2, or 1 for a WG engine) result half
@@ -164,13 +174,21 @@ def _engine_memories(p: Params) -> list[Memory]:
     any mode: every lane pair); per
     output lane its bias bank. Each is what the tool finds cheapest (a shallow bank is LUT
     RAM or flip-flops, not a block RAM of its own)."""
+    dw, bd, tm = p.get("DW", 16), p["BD"], p["TM"]
+    return [m for bank in engine_banks(p) for m in bank] + [Memory(bd, dw)] * tm
+
+
+def engine_banks(p: Params) -> list[list[Memory]]:
+    """The memories of each of `fpdeep_engine`'s banks its URAM parameter may build as
+    UltraRAM (`ENGINE_URAM_BANKS`: X, W, dY, result halves), styled as its bits say."""
     tm, tn, dw, acc = p["TM"], p["TN"], p.get("DW", 16), p.get("ACCW", 48)
     lanes = tm * tn
     results = {0: tm, 1: tn}.get(p.get("MODE", 3), lanes)
-    return ([Memory(2 * p["XD"], dw)] * tn + [Memory(p["WD"], dw)] * lanes
-            + [Memory(2 * p["YD"], dw)] * tm
-            + [Memory(p["RD"], acc)] * p.get("HALVES", 2) * results
-            + [Memory(p["BD"], dw)] * tm)
+    banks = {"x": (2 * p["XD"], dw, tn), "w": (p["WD"], dw, lanes), "dy": (2 * p["YD"], dw, tm),
+             "result": (p["RD"], acc, p.get("HALVES", 2) * results)}
+    uram = p.get("URAM", 0)
+    return [[Memory(*banks[name][:2], "ultra" if uram >> k & 1 else "auto")] * banks[name][2]
+            for k, name in enumerate(ENGINE_URAM_BANKS)]
 
 
 def _pool_memories(p: Params) -> list[Memory]:

@@ -52,7 +52,10 @@ module fpdeep_engine #(
     // whose runs all hold (WG over a mini-batch, drained by the step's flush, after which
     // the step ends): nothing to overlap, and half the result block RAM. With 1 half a run
     // waits for the drain of the result before it.
-    parameter int HALVES = 2
+    parameter int HALVES = 2,
+    // the banks built as UltraRAM, a bit each: 1 X, 2 W, 4 dY, 8 result (the planner puts the
+    // largest there when a board's block RAM is short); the others are left to the tool
+    parameter int URAM = 0
 ) (
     input  wire logic                 clk,
     input  wire logic                 rst,
@@ -236,23 +239,28 @@ module fpdeep_engine #(
     end
 
     // ------------------------------------------------------------------ operand banks
+    // each bank's ram_style (URAM's bits: X, W, dY, result)
+    localparam logic [8*11-1:0] X_STYLE = URAM[0] ? 88'("ultra") : 88'("auto");
+    localparam logic [8*11-1:0] W_STYLE = URAM[1] ? 88'("ultra") : 88'("auto");
+    localparam logic [8*11-1:0] Y_STYLE = URAM[2] ? 88'("ultra") : 88'("auto");
+    localparam logic [8*11-1:0] R_STYLE = URAM[3] ? 88'("ultra") : 88'("auto");
     // Read latency 2 (block RAM with output register): data for s0's addresses is in s2.
     logic [DW-1:0] xd [TN];
     logic [NB*DW-1:0] wd;   // lane k's weight at [k*DW +: DW]
     logic [DW-1:0] yd [TM];
     for (genvar n = 0; n < TN; n++) begin : g_x
-        fpdeep_sdp_ram #(.WIDTH(DW), .DEPTH(2 * XD), .RAM_STYLE("auto"), .OUT_REG(1'b1)) u_ram (
+        fpdeep_sdp_ram #(.WIDTH(DW), .DEPTH(2 * XD), .RAM_STYLE(X_STYLE), .OUT_REG(1'b1)) u_ram (
             .clk, .wr_en(x_hs && xl1 == CW'(n)), .wr_addr(xa_ld), .wr_data(s_x_data),
             .rd_en(1'b1), .rd_addr(xa_run), .rd_data(xd[n]));
     end
     for (genvar k = 0; k < NB; k++) begin : g_w
-        fpdeep_sdp_ram #(.WIDTH(DW), .DEPTH(WD), .RAM_STYLE("auto"), .OUT_REG(1'b1)) u_ram (
+        fpdeep_sdp_ram #(.WIDTH(DW), .DEPTH(WD), .RAM_STYLE(W_STYLE), .OUT_REG(1'b1)) u_ram (
             .clk, .wr_en(w_hs && wl1 == CW'(k / TN) && wl2 == CW'(k % TN)),
             .wr_addr(wla[WAW-1:0]), .wr_data(s_w_data),
             .rd_en(1'b1), .rd_addr(wa[WAW-1:0]), .rd_data(wd[k*DW +: DW]));
     end
     for (genvar m = 0; m < TM; m++) begin : g_y
-        fpdeep_sdp_ram #(.WIDTH(DW), .DEPTH(2 * YD), .RAM_STYLE("auto"), .OUT_REG(1'b1)) u_ram (
+        fpdeep_sdp_ram #(.WIDTH(DW), .DEPTH(2 * YD), .RAM_STYLE(Y_STYLE), .OUT_REG(1'b1)) u_ram (
             .clk, .wr_en(y_hs && yl1 == CW'(m)), .wr_addr(ya_ld), .wr_data(s_dy_data),
             .rd_en(1'b1), .rd_addr(ya_run), .rd_data(yd[m]));
     end
@@ -409,7 +417,7 @@ module fpdeep_engine #(
     wire logic       drain_rd = draining && !d_done && out_free && !dphase;
     for (genvar k = 0; k < NB; k++) begin : g_res
         fpdeep_result_lane #(
-            .ACCW(ACCW), .RD(RD), .RAW(RAW), .HALVES(HALVES),
+            .ACCW(ACCW), .RD(RD), .RAW(RAW), .HALVES(HALVES), .RAM_STYLE(R_STYLE),
             // the lanes this mode writes (FP: n = 0, BP: m = 0, WG: all)
             .BANKS(MODE >= 2 || (MODE == 0 && N_FIRST[k]) || (MODE == 1 && M_FIRST[k]))
         ) u_lane (

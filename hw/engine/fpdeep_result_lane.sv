@@ -13,7 +13,8 @@ module fpdeep_result_lane #(
     parameter int RD    = 64,   // depth of each half
     parameter int RAW   = 6,    // address bits ($clog2(RD), at least 1)
     parameter bit BANKS = 1'b1,
-    parameter int HALVES = 2
+    parameter int HALVES = 2,
+    parameter logic [8*11-1:0] RAM_STYLE = "auto"  // of both halves (fpdeep_sdp_ram)
 ) (
     input  wire logic            clk,
     input  wire logic            asel,        // the half runs accumulate into
@@ -47,7 +48,7 @@ module fpdeep_result_lane #(
                 ren  = own ? drain_rd : (acc && rd6);
                 radr = own ? dla : ra6;
             end
-            fpdeep_sdp_ram #(.WIDTH(ACCW), .DEPTH(RD), .RAM_STYLE("auto"), .OUT_REG(1'b0))
+            fpdeep_sdp_ram #(.WIDTH(ACCW), .DEPTH(RD), .RAM_STYLE(RAM_STYLE), .OUT_REG(1'b0))
                 u_ram (.clk, .wr_en(wen), .wr_addr(wadr), .wr_data(own ? '0 : new7),
                        .rd_en(ren), .rd_addr(radr), .rd_data(half_q[h]));
         end else begin : g_none
