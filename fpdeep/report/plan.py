@@ -184,17 +184,20 @@ def plan_text(plan: Plan, generated: PipelineFigures | str | None = None) -> str
         "",
     ]
     rows = []
+    whole = all(bp.resources is not None for bp in plan.boards)
     for bp in plan.boards:
         mem, board = bp.memory, c.boards[bp.index]
+        if whole:  # the generated board's: engines, units and tensor store
+            bram, uram = bp.resources.bram36, bp.resources.uram
+        else:
+            bram = _blocks(mem.bram_blocks, mem.bram_bits, board.bram_block_bits)
+            uram = _blocks(mem.uram_blocks, mem.uram_bits, board.uram_block_bits)
         rows.append([
             str(bp.index), _layers_of(bp), f"{bp.dsp_used}/{bp.dsp_available}",
             "/".join(f"{v / 8e6:.1f}" for v in (bp.storage.weights, bp.storage.grads,
                                                 bp.storage.stash,
                                                 bp.storage.buffers + bp.storage.streams)),
-            _pct(_blocks(mem.bram_blocks, mem.bram_bits, board.bram_block_bits),
-                 board.bram_blocks),
-            _pct(_blocks(mem.uram_blocks, mem.uram_bits, board.uram_block_bits),
-                 board.uram_blocks),
+            _pct(bram, board.bram_blocks), _pct(uram, board.uram_blocks),
             f"{mem.spilled_bits / 8e6:.1f} MB -> {bp.spill_to}" if mem.spilled_bits else "-",
             format_count(bp.compute_cycles), format_count(bp.memory_cycles),
         ])
@@ -205,8 +208,9 @@ def plan_text(plan: Plan, generated: PipelineFigures | str | None = None) -> str
     ))
     out.append("(W/G/S/B: weights, gradient accumulators, activation stash, buffers; BRAM, "
                "URAM: blocks used, "
-               + ("the generated tensor store's banks)" if all(bp.store is not None
-                                                                for bp in plan.boards)
+               + ("by the generated board's engines, units and tensor store)" if whole
+                  else "the generated tensor store's banks)" if all(bp.store is not None
+                                                                     for bp in plan.boards)
                   else "estimated)"))
     capped = [f"{b} to {cap:,}" for b, cap in enumerate(c.dsp_caps) if cap]
     if capped:
