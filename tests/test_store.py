@@ -134,7 +134,23 @@ def test_engines_too_big_for_the_board_are_named_largest_first():
                     [[("fpdeep_engine", huge, "u_huge")]])
 
 
-def _lane_heavy(tmp_path, *, dsp: int, bram: int):
+def test_a_refusal_lists_every_board_whose_units_take_too_much(tmp_path):
+    """Where several boards' engines and units do not fit, the refusal explains the first and
+    lists every one with the blocks it takes: how far each is tells how many boards more."""
+    from fpdeep.flow import lower
+    from fpdeep.planning.planner import UnitsTooLarge
+
+    state, config = _lane_heavy(tmp_path, dsp=1200, bram=20, boards=2)
+    with pytest.raises(UnitsTooLarge) as info:
+        lower(state, config)
+    over = info.value.over
+    assert sorted(over) == [0, 1]
+    assert str(info.value).startswith("board 0 (zcu102): its engines and units alone take")
+    assert (f"; 2 of the 2 boards take too much, board 0 {over[0][0]:,}, board 1 "
+            f"{over[1][0]:,}") in str(info.value)
+
+
+def _lane_heavy(tmp_path, *, dsp: int, bram: int, boards: int = 1):
     """Two 64-channel 3x3 convs on 4x4 (shallow per-lane banks, many lanes) planned on one
     ZCU102 cut to ``dsp`` DSPs and ``bram`` block RAMs, everything off chip: the flow's
     state after planning, and its configuration."""
@@ -156,7 +172,7 @@ def _lane_heavy(tmp_path, *, dsp: int, bram: int):
     text = re.sub(r"\ndsp = \d+", f"\ndsp = {dsp}", text)
     board = tmp_path / "board.toml"
     board.write_text(re.sub(r"\nbram_blocks = \d+", f"\nbram_blocks = {bram}", text))
-    config = BuildConfig(model=tmp_path / "lanes.onnx", board=board, boards=1, batch=2,
+    config = BuildConfig(model=tmp_path / "lanes.onnx", board=board, boards=boards, batch=2,
                          off_chip=("weights", "grads", "stash"))
     return plan(load(FlowState(), config), config), config
 

@@ -344,6 +344,9 @@ def with_stores(plan: Plan, stores: Sequence[BoardStore],
             first = first or _units_too_large(bp.index, board.name, units[k], family, taken,
                                               bram, cap, fixed.uram)
     if over:
+        if len(over) > 1:  # how far each board is from fitting tells how many more it needs
+            first += (f"; {len(over)} of the {len(plan.boards)} boards take too much, "
+                      + ", ".join(f"board {b} {t:,}" for b, (t, _) in sorted(over.items())))
         raise UnitsTooLarge(first, over)
     boards = []
     for k, (bp, store) in enumerate(zip(plan.boards, stores, strict=True)):
