@@ -2,7 +2,8 @@
 a reduced input where the graph allows one, on 8 and 16 VCU118s, with the `optimal` partition
 and what may go off chip kept there (`--off-chip weights,grads,stash`). Prints the generated
 design's figures or the reason build gives, as `fpdeep plan` reports them (plan lowers the
-design as build does). With --check, every case that builds is built into a temporary folder
+design as build does), then a Markdown table of the same results in a few words each. With
+--check, every case that builds is built into a temporary folder
 and each board's RTL linted (`verilator --lint-only -Wall`) and elaborated by Yosys.
 
     python bench/zoo_build.py [--boards 8,16] [--reduced 3,32,32] [--off-chip KINDS]
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -44,6 +46,27 @@ def generated(model: Path, boards: int, *extra: str) -> str:
         return "build refuses: " + g["error"]
     return (f"builds: {g['images_per_s_batch']:,.1f} images/s at batch {g['batch']} "
             f"({g['bottleneck']})")
+
+
+def short(result: str) -> str:
+    """A few words of ``result`` for the table: the images/s where it builds, else what
+    stops it (block RAM: the boards over and the most any takes)."""
+    if result.startswith("builds"):
+        return "**" + result.split(" (")[0].replace(" images/s at batch", " img/s, batch") + "**"
+    if "alone take" in result:
+        taken = [int(n.replace(",", "")) for n in re.findall(r"board \d+ ([\d,]+)", result)]
+        first = int(re.search(r"alone take ([\d,]+) BRAM36", result)[1].replace(",", ""))
+        listed = re.search(r"; (\d+) of the (\d+) boards take too much", result)
+        over = f"{listed[1]} of {listed[2]} boards" if listed else "1 board"
+        return f"BRAM: {over} over, up to {max(taken or [first]):,} BRAM36"
+    if "graph" in result or "plan refused" in result:
+        return "the graph fixes its input" if "is empty" in result or "reshape" in result \
+            else result.removeprefix("plan refused: ")[:60]
+    many = re.search(r"(\d+) (engines, units and links|off-chip memory movers)", result)
+    if many:
+        return (f"{many[1]} resources a board (255 addressable)" if many[2].startswith("engines")
+                else f"{many[1]} off-chip movers (8-bit AXI IDs)")
+    return result[:60]
 
 
 def _check_board(file_list: Path) -> str:
@@ -87,17 +110,26 @@ def main() -> None:
                         help="build each case that builds, lint and elaborate every board")
     args = parser.parse_args()
     options = ("--off-chip", args.off_chip, "--partition", args.partition)
+    counts = [int(n) for n in args.boards.split(",")]
+    cases = [(f"{size}, {boards} x VCU118", boards, extra) for boards in counts
+             for size, extra in (("full size", options),
+                                 (f"{args.reduced}",
+                                  (*options, "--input-shape", args.reduced, "--batch", "4")))]
+    table = []
     for model in sorted(LIGHT.glob("light_*.onnx")):
         print(model.stem)
-        for boards in (int(n) for n in args.boards.split(",")):
-            for what, extra in ((f"full size, {boards} x VCU118", options),
-                                (f"input {args.reduced}, {boards} x VCU118, batch 4",
-                                 (*options, "--input-shape", args.reduced, "--batch", "4"))):
-                result = generated(model, boards, *extra)
-                if args.check and result.startswith("builds"):
-                    result += "; " + checked(model, boards, *extra)
-                line = f"{what}: {result}"
-                print(textwrap.indent(textwrap.fill(line, 100), "  "), flush=True)
+        row = [model.stem.removeprefix("light_")]
+        for what, boards, extra in cases:
+            result = generated(model, boards, *extra)
+            row.append(short(result))
+            if args.check and result.startswith("builds"):
+                result += "; " + checked(model, boards, *extra)
+            print(textwrap.indent(textwrap.fill(f"{what}: {result}", 100), "  "), flush=True)
+        table.append(row)
+    print("\n| graph | " + " | ".join(what for what, _, _ in cases) + " |")
+    print("|---" * (len(cases) + 1) + "|")
+    for row in table:
+        print("| " + " | ".join(row) + " |")
 
 
 if __name__ == "__main__":
