@@ -296,7 +296,7 @@ def engine_banks_in_uram(plan: Plan, units: Sequence[Sequence[tuple[str, Params,
         taken = board_resources([u for u in units[k] if u[0] != STORE_MODULE], (),
                                 family).bram36
         bram = math.floor(board.bram_blocks * cap)
-        moves = []  # (block RAM freed per UltraRAM block, freed, taken, instance, bit)
+        moves = []  # (block RAM freed per UltraRAM block, freed, UltraRAMs, instance, bit)
         for module, params, name in units[k]:
             if module != ENGINE_MODULE:
                 continue
