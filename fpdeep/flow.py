@@ -333,7 +333,7 @@ def _lowered(network: Network, planned: Plan, *, numerics: Numerics | None, loss
                            weight_decay=weight_decay, off_chip=off_chip)
         layouts = board_layouts(built, network, batch=planned.totals.batch)
         units = board_units(built, network, batch=planned.totals.batch, layouts=layouts)
-        chosen = engine_banks_in_uram(planned, units)
+        chosen = engine_banks_in_uram(planned, units, [layout.store for layout in layouts])
         if any(chosen):  # engine banks in UltraRAM where block RAM is short
             built = with_uram_banks(built, [{n.removeprefix("u_"): m for n, m in c.items()}
                                             for c in chosen])

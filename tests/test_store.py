@@ -271,7 +271,7 @@ def test_engine_banks_move_to_ultraram_where_block_ram_is_short(tmp_path):
     bram, uram = math.floor(220 * 0.85), math.floor(16 * 0.85)
     assert board_resources([u for u in units[0] if u[0] != "fpdeep_store"], (),
                            "xcup").bram36 > bram
-    chosen, = engine_banks_in_uram(asked, units)
+    chosen, = engine_banks_in_uram(asked, units, [la.store for la in layouts])
     lowered = lower(state, config)
     engines = [e for s in lowered.design.boards[0].slices for e in s.engines.values()]
     assert {e.ident: e.params.uram for e in engines if e.params.uram} == {
@@ -281,8 +281,53 @@ def test_engine_banks_move_to_ultraram_where_block_ram_is_short(tmp_path):
     engine_uram = sum(unit_resources(m, {**p, "URAM": chosen.get(n, 0)}, "xcup").uram
                       for m, p, n in units[0] if m == "fpdeep_engine")
     resources = lowered.plan.boards[0].resources
-    assert 0 < engine_uram <= resources.uram <= uram
+    assert engine_uram > 0
+    assert resources.uram == engine_uram + lowered.plan.boards[0].memory.uram_blocks <= uram
     assert resources.bram36 <= bram
+
+
+def _engine_unit(name: str, **params):
+    return ("fpdeep_engine", {"TM": 2, "TN": 2, "XD": 2, "WD": 2, "YD": 2, "RD": 2, "BD": 2,
+                              "MODE": 2, "HALVES": 1, **params}, name)
+
+
+@pytest.mark.parametrize(("bram", "uram", "chosen"), [
+    (200, 16, {}),  # everything fits in block RAM: nothing moves
+    # results 4 x 4096 x 48 free 24 blocks for 4 UltraRAMs, before X 2 x 4096 x 16 (4 for 2)
+    (20, 16, {"u_a": 8}),
+    (3, 16, {"u_a": 8, "u_b": 1}),  # then the X banks too
+    (20, 3, {"u_b": 1}),  # too little UltraRAM for the results: the X banks alone
+])
+def test_engine_banks_move_by_block_ram_freed_per_ultraram_block(bram, uram, chosen):
+    """The banks that free the most block RAM per UltraRAM block move first, only while the
+    units (and the store beside them) do not fit, and only as far as the UltraRAM goes."""
+    from types import SimpleNamespace
+
+    from fpdeep.planning.planner import engine_banks_in_uram
+
+    units = [_engine_unit("u_a", RD=4096), _engine_unit("u_b", XD=2048, MODE=0, HALVES=2)]
+    part = SimpleNamespace(part="xcvu9p-flga2104-2L-e", bram_blocks=bram, uram_blocks=uram)
+    plan = SimpleNamespace(cluster=SimpleNamespace(util_cap=1.0, boards=[part]),
+                           boards=[SimpleNamespace(index=0)])
+    store = BoardStore(0, 1, ())
+    assert engine_banks_in_uram(plan, [units], [store]) == [chosen]
+
+
+def test_engine_banks_move_until_the_store_fits_beside_them_too():
+    """Moving the result banks makes the units fit, but leaves the store (6 BRAM36 or 3
+    URAM) room in neither: the X banks move too, and the store takes the block RAM."""
+    from types import SimpleNamespace
+
+    from fpdeep.planning.planner import engine_banks_in_uram
+
+    units = [_engine_unit("u_a", RD=4096), _engine_unit("u_b", XD=2048, MODE=0, HALVES=2)]
+    part = SimpleNamespace(part="xcvu9p-flga2104-2L-e", bram_blocks=8, uram_blocks=6)
+    plan = SimpleNamespace(cluster=SimpleNamespace(util_cap=1.0, boards=[part]),
+                           boards=[SimpleNamespace(index=0)])
+    store = BoardStore(0, 1, (StoreBank("act:x", 12288, 16),))
+    assert (store.bram_blocks, store.banks[0].uram_blocks) == (6, 3)
+    assert engine_banks_in_uram(plan, [units], [store]) == [{"u_a": 8, "u_b": 1}]
+    assert engine_banks_in_uram(plan, [units], [BoardStore(0, 1, ())]) == [{"u_a": 8}]
 
 
 @pytest.mark.parametrize(("over", "used", "before", "may"), [

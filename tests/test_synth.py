@@ -95,9 +95,11 @@ MEMORIES = [  # (depth, width, style): what the store, engines, FIFOs and progra
     (16, 48, "block"), (32, 16, "block"), (128, 16, "block"), (2048, 16, "block"),
     (4, 49, "auto"), (128, 64, "auto"), (40, 48, "auto"), (1024, 16, "auto"),
     (256, 9, "auto"), (4, 16, "auto"), (1290, 48, "auto"),
-    # engine banks in UltraRAM. Not (8192, 16): Yosys folds four narrow words into a 72-bit
-    # row (one block), where the model counts blocks of the one 4K x 72 shape (UG573): two
+    # engine banks in UltraRAM (for (8192, 16) see below)
     (4096, 48, "ultra"), (2048, 16, "ultra"), (512, 80, "ultra")]
+#: Yosys folds four narrow words into an UltraRAM's 72-bit row (one block), where the model
+#: counts blocks of the one 4K x 72 shape (UG573): two, an upper bound
+FOLDED = (8192, 16, "ultra")
 
 
 @pytest.mark.sim
@@ -121,6 +123,14 @@ def test_memory_rule_builds_what_yosys_builds(family):
                 model.bram36 == 0 and model.ff == 0 and model.uram == 0):
             misses.append(f"{depth} x {width} {style}: yosys {cells}, model {model}")
     assert not misses, "\n".join(misses)
+    if family == "xcup":
+        depth, width, style = FOLDED
+        cells = synth_xilinx("fpdeep_sdp_ram", hw_sources("fpdeep_sdp_ram"), family=family,
+                             parameters={"WIDTH": width, "DEPTH": depth,
+                                         "RAM_STYLE": f'"{style}"'}, until=HARD_BLOCKS_MAPPED)
+        built = resources_of(cells, hard_blocks_only=True)
+        model = memory_resources(Memory(depth, width, style), family)
+        assert (built.uram, model.uram, built.bram36, model.bram36) == (1, 2, 0, 0), cells
 
 
 def test_yosys_out_of_its_memory_says_what_to_do(monkeypatch, tmp_path):

@@ -409,6 +409,11 @@ class BuildInfo(Serial):
 def with_uram_banks(d: Design, masks: Sequence[Mapping[str, int]]) -> Design:
     """``d`` with the engines ``masks`` names (per board, engine ident -> URAM parameter)
     building those banks as UltraRAM (`fpdeep.planning.planner.engine_banks_in_uram`)."""
+    for b, chosen in zip(d.boards, masks, strict=True):
+        unknown = set(chosen) - {e.ident for s in b.slices for e in s.engines.values()}
+        if unknown:
+            raise FpdeepError(f"board {b.index} has no engine {sorted(unknown)[0]!r}")
+
     def engine(e: EngineDesign, chosen: Mapping[str, int]) -> EngineDesign:
         if e.ident not in chosen:
             return e

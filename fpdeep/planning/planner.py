@@ -275,14 +275,15 @@ def _units_too_large(index: int, board: str, units: Sequence[tuple[str, Params, 
             f"those of this input size do not fit: {alone}")
 
 
-def engine_banks_in_uram(plan: Plan, units: Sequence[Sequence[tuple[str, Params, str]]]
-                         ) -> list[dict[str, int]]:
+def engine_banks_in_uram(plan: Plan, units: Sequence[Sequence[tuple[str, Params, str]]],
+                         stores: Sequence[BoardStore]) -> list[dict[str, int]]:
     """Per board, the engines whose banks to build as UltraRAM (instance name -> their URAM
-    parameter, `ENGINE_URAM_BANKS` bits) so that its units' block RAM comes within what it
-    has, or as near as its UltraRAM allows: a board whose units fit keeps them all in block
-    RAM; one whose units do not moves the banks that free the most block RAM per UltraRAM
-    block first, within the utilisation cap. A board without UltraRAM, or of a family the
-    resource model does not cover, gets none."""
+    parameter, `ENGINE_URAM_BANKS` bits) so that its units' block RAM, and beside it its
+    tensor store (``stores``, in block RAM or the UltraRAM left), come within what it has,
+    or as near as its UltraRAM allows: a board where they fit keeps its engines in block
+    RAM; one where they do not moves the banks that free the most block RAM per UltraRAM
+    block first, within the utilisation cap. Only UltraScale+ parts have UltraRAM; a board
+    of another family gets none."""
     cap = plan.cluster.util_cap
     masks: list[dict[str, int]] = []
     for k, bp in enumerate(plan.boards):
@@ -290,11 +291,11 @@ def engine_banks_in_uram(plan: Plan, units: Sequence[Sequence[tuple[str, Params,
         family = family_of(board.part)
         chosen: dict[str, int] = {}
         masks.append(chosen)
-        uram = math.floor(board.uram_blocks * cap)
-        if family is None or uram == 0:
+        uram_left = math.floor(board.uram_blocks * cap)
+        if family != "xcup" or uram_left == 0:
             continue
-        taken = board_resources([u for u in units[k] if u[0] != STORE_MODULE], (),
-                                family).bram36
+        bram_taken = board_resources([u for u in units[k] if u[0] != STORE_MODULE], (),
+                                     family).bram36
         bram = math.floor(board.bram_blocks * cap)
         moves = []  # (block RAM freed per UltraRAM block, freed, UltraRAMs, instance, bit)
         for module, params, name in units[k]:
@@ -307,11 +308,12 @@ def engine_banks_in_uram(plan: Plan, units: Sequence[Sequence[tuple[str, Params,
                                for m in bank)
                     moves.append((freed / cost, freed, cost, name, bit))
         for _, freed, cost, name, bit in sorted(moves, key=lambda m: (-m[0], -m[1])):
-            if taken <= bram:
-                break
-            if cost <= uram:
+            if bram_taken <= bram and place(stores[k], bram_blocks=math.floor(bram - bram_taken),
+                                            uram_blocks=uram_left) is not None:
+                break  # the units fit, and the store beside them
+            if cost <= uram_left:
                 chosen[name] = chosen.get(name, 0) | 1 << bit
-                taken, uram = taken - freed, uram - cost
+                bram_taken, uram_left = bram_taken - freed, uram_left - cost
     return masks
 
 
@@ -359,12 +361,15 @@ def with_stores(plan: Plan, stores: Sequence[BoardStore],
         placed = place(store, bram_blocks=bram - taken, uram_blocks=uram)
         if placed is None:
             units_note = (f" beside the {taken:,} its engines and units take" if taken else "")
+            if fixed is not None and fixed.uram:
+                units_note += f" and the {fixed.uram:,} URAM blocks its engine banks take"
             raise DoesNotFit(
                 f"board {bp.index} ({board.name}): its tensor store for {store.images} "
                 f"image(s) takes {store.bram_blocks:,} BRAM36 blocks ({store.bits / 8e6:.2f} MB "
-                f"in {len(store.banks)} bank(s)), more than its {bram:,} BRAM36 and {uram:,} URAM "
-                f"blocks within the {cap:.0%} utilisation cap hold{units_note}: use more "
-                f"boards, a larger board or a smaller --batch")
+                f"in {len(store.banks)} bank(s)), more than its {bram:,} BRAM36 and "
+                f"{uram + (fixed.uram if fixed is not None else 0):,} URAM blocks within the "
+                f"{cap:.0%} utilisation cap hold{units_note}: use more boards, a larger board "
+                f"or a smaller --batch")
         resources = None
         if fixed is not None:
             in_bram = [Memory(b.depth, b.width, copies=b.copies) for b in placed.bram]

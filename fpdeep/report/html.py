@@ -81,6 +81,16 @@ def _percent(used: int, available: int) -> float | None:
     return 100 * used / available if available else None
 
 
+def _memory_percent(board: Mapping[str, Any], kind: str) -> float | None:
+    """% of the board's block RAM or UltraRAM ``kind``: the whole generated board's (engines,
+    units and tensor store) once the plan is lowered, else the planner's estimate of its
+    tensors' bits."""
+    if board.get("resources"):
+        used = board["resources"]["bram36" if kind == "bram" else "uram"]
+        return _percent(used, board[f"{kind}_blocks_available"])
+    return _percent(board[f"{kind}_bits_used"], board[f"{kind}_bits_available"])
+
+
 def resource_values(plan: Mapping[str, Any]) -> dict[str, Any]:
     """Per board, % of its DSP, BRAM and URAM the plan uses (None: the board has none) and how
     busy the allocated DSPs are."""
@@ -91,8 +101,8 @@ def resource_values(plan: Mapping[str, Any]) -> dict[str, Any]:
         "percent": {
             "dsp": [_percent(b["dsp_used"], b["dsp_available"]) for b in boards],
             "dsp_busy": [_dsp_busy(b, ii) for b in boards],
-            "bram": [_percent(b["bram_bits_used"], b["bram_bits_available"]) for b in boards],
-            "uram": [_percent(b["uram_bits_used"], b["uram_bits_available"]) for b in boards],
+            "bram": [_memory_percent(b, "bram") for b in boards],
+            "uram": [_memory_percent(b, "uram") for b in boards],
         },
     }
 

@@ -53,8 +53,9 @@ module fpdeep_engine #(
     // the step ends): nothing to overlap, and half the result block RAM. With 1 half a run
     // waits for the drain of the result before it.
     parameter int HALVES = 2,
-    // the banks built as UltraRAM, a bit each: 1 X, 2 W, 4 dY, 8 result (the planner puts the
-    // largest there when a board's block RAM is short); the others are left to the tool
+    // the banks built as UltraRAM, a bit each: 1 X, 2 W, 4 dY, 8 result (the planner moves
+    // those that free the most block RAM per UltraRAM block when a board's block RAM is
+    // short); the others are left to the tool
     parameter int URAM = 0
 ) (
     input  wire logic                 clk,
