@@ -138,3 +138,22 @@ def test_squeezenet_at_32x32_builds_on_8_vcu118_with_fewer_lanes_where_block_ram
         assert bp.resources.bram36 <= cap
         if caps[bp.index]:
             assert bp.dsp_used <= caps[bp.index]
+
+
+def test_squeezenet_at_full_size_builds_on_24_vcu118_with_engine_banks_in_ultraram():
+    """SqueezeNet at 3x224x224 on 24 VCU118, everything off chip: conv1's engines keep the
+    224 x 224 input and its 64 output planes, more block RAM than a board has; build moves
+    their deepest banks (and other boards') to UltraRAM, and every board fits both caps."""
+    from fpdeep.flow import BuildConfig, FlowState, load, lower
+    from fpdeep.flow import plan as plan_step
+
+    config = BuildConfig(model=light_model("light_squeezenet"), board="vcu118", boards=24,
+                         partition="optimal", off_chip=("weights", "grads", "stash"))
+    state = lower(plan_step(load(FlowState(), config), config), config)
+    board = make_cluster(board="vcu118", boards=1).boards[0]
+    bram, uram = math.floor(board.bram_blocks * 0.85), math.floor(board.uram_blocks * 0.85)
+    engines = {bp.index: [e for s in bp.slices for e in s.engines.values()]
+               for bp in state.design.boards}
+    for bp in state.plan.boards:
+        assert bp.resources.bram36 <= bram and bp.resources.uram <= uram
+    assert any(e.params.uram for e in engines[0])  # conv1's board needs UltraRAM
