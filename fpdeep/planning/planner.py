@@ -253,8 +253,15 @@ def evaluate(
     return Plan(chain.network, cluster, strategy, tuple(boards), tuple(links), totals, cuts)
 
 
+def _beside_store(units: Sequence[tuple[str, Params, str]], family: str) -> Resources:
+    """What a board's engines and units take, all but its tensor store (whose banks are
+    placed in what they leave)."""
+    return board_resources([u for u in units if u[0] != STORE_MODULE], (), family)
+
+
 def _units_too_large(index: int, board: str, units: Sequence[tuple[str, Params, str]],
-                     family: str, taken: int, bram: int, cap: float, uram: int = 0) -> str:
+                     family: str, taken: int, bram: int, cap: float,
+                     engine_uram: int = 0) -> str:
     """Why board ``index``'s engines and units alone do not fit its block RAM, naming the
     instances that take the most."""
     costs = sorted(((math.ceil(unit_resources(module, params, family).bram36), name)
@@ -266,8 +273,8 @@ def _units_too_large(index: int, board: str, units: Sequence[tuple[str, Params, 
              if costs and costs[0][0] > bram else
              "use a smaller input (--input-shape), more boards (a layer split among them "
              "shares out its output channels) or a board with more block RAM")
-    in_uram = (f" (with {uram:,} UltraRAMs holding engine banks, those that free the most)"
-               if uram else "")
+    in_uram = (f" (with {engine_uram:,} UltraRAMs holding engine banks, those that free the "
+               f"most)" if engine_uram else "")
     return (f"board {index} ({board}): its engines and units alone take {taken:,} BRAM36 "
             f"blocks{in_uram}, more than the {bram:,} it has within the {cap:.0%} utilisation cap "
             f"(largest: {largest}). A Conv/FC engine keeps its slice's whole input, output "
@@ -294,8 +301,7 @@ def engine_banks_in_uram(plan: Plan, units: Sequence[Sequence[tuple[str, Params,
         uram_left = math.floor(board.uram_blocks * cap)
         if family != "xcup" or uram_left == 0:
             continue
-        bram_taken = board_resources([u for u in units[k] if u[0] != STORE_MODULE], (),
-                                     family).bram36
+        bram_taken = _beside_store(units[k], family).bram36
         bram = math.floor(board.bram_blocks * cap)
         moves = []  # (block RAM freed per UltraRAM block, freed, UltraRAMs, instance, bit)
         for module, params, name in units[k]:
@@ -337,7 +343,7 @@ def with_stores(plan: Plan, stores: Sequence[BoardStore],
         family = family_of(board.part)
         fixed = None
         if units is not None and family is not None:
-            fixed = board_resources([u for u in units[k] if u[0] != STORE_MODULE], (), family)
+            fixed = _beside_store(units[k], family)
         fixed_of.append(fixed)
         taken = math.ceil(fixed.bram36) if fixed is not None else 0
         bram = math.floor(board.bram_blocks * cap)
@@ -357,19 +363,18 @@ def with_stores(plan: Plan, stores: Sequence[BoardStore],
         fixed = fixed_of[k]
         taken = math.ceil(fixed.bram36) if fixed is not None else 0
         bram, uram = math.floor(board.bram_blocks * cap), math.floor(board.uram_blocks * cap)
-        uram -= fixed.uram if fixed is not None else 0  # engine banks built as UltraRAM
-        placed = place(store, bram_blocks=bram - taken, uram_blocks=uram)
+        engine_uram = fixed.uram if fixed is not None else 0  # engine banks built as UltraRAM
+        placed = place(store, bram_blocks=bram - taken, uram_blocks=uram - engine_uram)
         if placed is None:
             units_note = (f" beside the {taken:,} its engines and units take" if taken else "")
-            if fixed is not None and fixed.uram:
-                units_note += f" and the {fixed.uram:,} URAM blocks its engine banks take"
+            if engine_uram:
+                units_note += f" and the {engine_uram:,} URAM blocks its engine banks take"
             raise DoesNotFit(
                 f"board {bp.index} ({board.name}): its tensor store for {store.images} "
                 f"image(s) takes {store.bram_blocks:,} BRAM36 blocks ({store.bits / 8e6:.2f} MB "
-                f"in {len(store.banks)} bank(s)), more than its {bram:,} BRAM36 and "
-                f"{uram + (fixed.uram if fixed is not None else 0):,} URAM blocks within the "
-                f"{cap:.0%} utilisation cap hold{units_note}: use more boards, a larger board "
-                f"or a smaller --batch")
+                f"in {len(store.banks)} bank(s)), more than its {bram:,} BRAM36 and {uram:,} URAM "
+                f"blocks within the {cap:.0%} utilisation cap hold{units_note}: use more "
+                f"boards, a larger board or a smaller --batch")
         resources = None
         if fixed is not None:
             in_bram = [Memory(b.depth, b.width, copies=b.copies) for b in placed.bram]

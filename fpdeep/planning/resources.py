@@ -132,7 +132,8 @@ def _lut_ram(depth: int, width: int, family: str) -> tuple[float, int]:
 
 def memory_resources(memory: Memory, family: str) -> Resources:
     """What Yosys builds ``memory`` from: flip-flops, LUT RAM or block RAM, whichever its
-    cost rule finds cheapest (flip-flops win ties; ram_style "block" allows block RAM only)."""
+    cost rule finds cheapest (flip-flops win ties; ram_style "block" allows block RAM only);
+    ram_style "ultra" is UltraRAM, counted in blocks of its one 4K x 72 shape."""
     depth, width = memory.depth, memory.width
     if memory.style == "ultra":  # 4K x 72 blocks, side by side and stacked
         return Resources(uram=blocks(depth, width, URAM_SHAPES)).times(memory.copies)
