@@ -37,10 +37,12 @@ from fpdeep.ops.batchnorm import BN_MODES, with_batchnorm
 from fpdeep.planning.cluster import DEFAULT_UTIL_CAP, PIPELINING, Cluster, make_cluster
 from fpdeep.planning.partition import STRATEGIES
 from fpdeep.planning.planner import (
+    BANK_SHARES,
     DEFAULT_BATCH,
     Plan,
     UnitsTooLarge,
     engine_banks_in_uram,
+    with_banks_spread,
     with_lanes_fitting,
     with_stores,
 )
@@ -310,10 +312,40 @@ def lower(state: FlowState, config: BuildConfig) -> FlowState:
 LANE_FITTING_ROUNDS = 6
 
 
-def _lowered(network: Network, planned: Plan, *, numerics: Numerics | None, loss: str,
-             momentum: float = 0.0, weight_decay: float = 0.0,
-             off_chip: tuple[str, ...] = (),
-             progress: Progress | None = None) -> tuple[Design, Plan]:
+def _lowered(network: Network, planned: Plan, *, progress: Progress | None = None,
+             **options: Any) -> tuple[Design, Plan]:
+    """The design lowered from ``planned`` (`_lowered_as_planned`). Where some board's engines
+    and units take more block RAM than it has even with fewer MAC lanes, and the partition is
+    the optimal one, the boards are cut again where their engine banks take less of each
+    (`with_banks_spread`), at a higher II, until every board fits or no cut does."""
+    try:
+        return _lowered_as_planned(network, planned, progress=progress, **options)
+    except UnitsTooLarge as exc:
+        if planned.strategy != "optimal" or exc.design is None:
+            raise
+        first, failed, spread = exc, exc, planned
+    for share in BANK_SHARES:
+        assert failed.design is not None
+        spread = with_banks_spread(network, spread, failed.design, share)
+        if spread is None:
+            break
+        if progress is not None:
+            progress.step("spreading engine banks", f"over more boards: at most {share:.0%} of "
+                          "a board's RAM each")
+        try:
+            return _lowered_as_planned(network, spread, progress=progress, **options)
+        except UnitsTooLarge as exc:
+            if exc.design is None:
+                break
+            failed = exc
+    raise UnitsTooLarge(f"{first} (nor did cutting the boards where their engine banks take "
+                        f"less)", first.over) from None
+
+
+def _lowered_as_planned(network: Network, planned: Plan, *, numerics: Numerics | None,
+                        loss: str, momentum: float = 0.0, weight_decay: float = 0.0,
+                        off_chip: tuple[str, ...] = (),
+                        progress: Progress | None = None) -> tuple[Design, Plan]:
     """The design lowered from ``planned``, and ``planned`` with its boards' memory figures
     taken from the design's tensor stores: the store is what the RTL has, known only once the
     plan is lowered (its items come from the step's tasks), so the planner's search estimates
@@ -342,6 +374,7 @@ def _lowered(network: Network, planned: Plan, *, numerics: Numerics | None, loss
         try:
             return built, with_stores(planned, [layout.store for layout in layouts], units)
         except UnitsTooLarge as exc:
+            exc.design = built
             first = first or exc
             # fewer MAC lanes on the boards it names, and lower again, while fewer could fit
             used = {b: planned.boards[b].dsp_used for b in exc.over}
@@ -354,7 +387,7 @@ def _lowered(network: Network, planned: Plan, *, numerics: Numerics | None, loss
                     raise
                 # what the plan as asked for takes, which fewer lanes did not help
                 raise UnitsTooLarge(f"{first} (fewer MAC lanes did not make it fit either)",
-                                    first.over) from None
+                                    first.over, first.design) from None
             before = {b: (o[0], used[b]) for b, o in exc.over.items()}
             planned = fitted
             if progress is not None:

@@ -185,3 +185,56 @@ def test_a_slice_of_a_grouped_conv_is_costed_as_its_groups():
     assert slice_groups(6, 2) == (6, 3)  # whole groups
     assert slice_groups(1, 4) == (1, 1)  # inside one group: an ungrouped conv of its inputs
     assert slice_groups(5, 2) == (6, 3)  # parts of groups at its ends: the groups it touches
+
+
+def test_bank_bits_count_the_bits_of_the_banks_each_engine_fills():
+    """The search's count of a slice's engine banks is what the three engines it lowers to
+    hold in the banks their modes fill (`engine_banks`), where every depth is a power of two
+    already: 1x1 convs of 4 -> 8 -> 8 channels on 8 x 8, 4 x 4 lanes, the second layer split
+    in halves."""
+    from fpdeep.design.engine import _MODE_BANKS, LoopShape, engine_params
+    from fpdeep.planning.resources import ENGINE_URAM_BANKS, engine_banks
+
+    net = chain([8, 8], size=8, in_channels=4, k=1)
+    model = chain_model(net, precision=16, pipelining="image")
+    bank_of = dict(zip(("x", "w", "dy", "result"), ENGINE_URAM_BANKS, strict=True))
+    for layer, n in ((model.layers[0], 8), (model.layers[1], 4)):
+        shape = LoopShape(co=n, ci=layer.in_channels, h=8, w=8, ho=8, wo=8)
+        modes = ("fp", "bp", "wg") if layer.has_bp else ("fp", "wg")
+        held = 0
+        for mode in modes:
+            params = engine_params([shape], tm=4, tn=4, mode=mode, halves=1 if mode == "wg" else 2)
+            banks = dict(zip(ENGINE_URAM_BANKS, engine_banks(
+                {"TM": 4, "TN": 4, "XD": params.x_depth, "WD": params.w_depth,
+                 "YD": params.dy_depth, "RD": params.res_depth, "MODE": params.mode,
+                 "HALVES": params.halves}), strict=True))
+            filled = {bank_of[b] for b in _MODE_BANKS[mode][0] if b != "bias"} | {"result"}
+            held += sum(m.depth * m.width for b in filled for m in banks[b])
+        assert layer.bank_bits(n, bits=16, acc_bits=48) == held
+
+
+def test_the_search_keeps_each_board_engine_banks_within_the_share():
+    """With `bank_share`, the optimal cuts give no board engine banks above that share of its
+    RAM, where the cuts of least II do: a 64-channel layer, then three of 4 channels on the
+    same 16 x 16 plane, whose engines each hold their whole input plane."""
+    from dataclasses import replace
+
+    from fpdeep.planning.partition import partition_optimal
+    from fpdeep.planning.planner import bank_bits
+
+    net = chain([64, 4, 4, 4], size=16, in_channels=64)
+    board = parse_board(small_board(dsp=64, bram=400), "tiny.toml")
+    cluster = make_cluster(board=board, boards=2)
+    model = chain_model(net, precision=16, pipelining="image")
+    room = board.bram_bits * cluster.util_cap
+
+    def banks(planned) -> list[float]:
+        return [bank_bits(model, cluster, bp) / room for bp in planned.boards]
+
+    fastest = plan(net, cluster, strategy="optimal", chain=model)
+    share = max(banks(fastest)) * 0.8
+    spread_cluster = replace(cluster, bank_share=share)
+    cuts = partition_optimal(model, spread_cluster, upper_ii=2**60)
+    spread = evaluate(model, spread_cluster, cuts, strategy="optimal", batch=32)
+    assert max(banks(spread)) <= share
+    assert spread.totals.ii_cycles >= fastest.totals.ii_cycles

@@ -342,3 +342,53 @@ def test_fewer_lanes_are_tried_while_what_stays_without_them_fits(over, used, be
     from fpdeep.flow import _lanes_may_fit
 
     assert _lanes_may_fit(over, used, before) is may
+
+
+def test_build_cuts_the_boards_again_where_the_engine_banks_of_least_ii_do_not_fit(tmp_path):
+    """A 3x3 conv of 16 channels on 8 x 8, then FCs of 1,024 -> 128 -> 10, on two ZCU102s cut
+    to 64 DSPs and 350 BRAM36: the cuts of least II give board 1 most of the FC, whose banks
+    take more block RAM than it has, with fewer lanes too. Build then cuts the boards where
+    each one's banks, as the search counts them scaled by what the first lowering took, stay
+    within 80 % of its RAM: a higher II, and every board fits."""
+    import re
+
+    from golden_nets import OnnxNet
+
+    from fpdeep.flow import BuildConfig, FlowState, _lowered_as_planned, load, lower, plan
+    from fpdeep.planning.partition import chain_model
+    from fpdeep.planning.planner import Plan, UnitsTooLarge, bank_bits
+    from fpdeep.report.plan import plan_json, plan_text
+
+    net = OnnxNet((16, 8, 8), seed=5)
+    net.conv(16, 3, pads=(1, 1, 1, 1))
+    net.relu()
+    net.flatten()
+    net.fc(128)
+    net.relu()
+    net.fc(10)
+    net.load(tmp_path / "fc.onnx")
+    text = (PACKAGE_DIR / "planning" / "boards" / "zcu102.toml").read_text()
+    text = re.sub(r"\ndsp = \d+", "\ndsp = 64", text)
+    (tmp_path / "board.toml").write_text(re.sub(r"\nbram_blocks = \d+", "\nbram_blocks = 350",
+                                                text))
+    config = BuildConfig(model=tmp_path / "fc.onnx", board=tmp_path / "board.toml", boards=2,
+                         batch=2, partition="optimal", off_chip=("weights", "grads", "stash"))
+    state = plan(load(FlowState(), config), config)
+    asked = state.plan
+    with pytest.raises(UnitsTooLarge, match="fewer MAC lanes did not make it fit either"):
+        _lowered_as_planned(state.network, asked, numerics=None, loss="softmax_ce",
+                            off_chip=config.off_chip)
+    lowered = lower(state, config).plan
+    cluster = lowered.cluster
+    assert cluster.bank_share == 0.8 and {name for name, _ in cluster.bank_scale} == {
+        layer.name for layer in state.network.compute_layers}
+    assert lowered.cuts != asked.cuts
+    assert lowered.totals.ii_cycles > asked.totals.ii_cycles
+    chain = chain_model(state.network, precision=16, pipelining="image", batch=2)
+    room = cluster.boards[0].bram_bits * cluster.util_cap
+    for board in lowered.boards:
+        assert bank_bits(chain, cluster, board) <= 0.8 * room
+        assert board.resources.bram36 <= math.floor(350 * 0.85)
+    assert plan_json(lowered)["cluster"]["bank_share"] == 0.8
+    assert Plan.from_json(lowered.to_json()).cluster == cluster
+    assert "engine banks take at most 80% of its RAM" in plan_text(lowered)

@@ -55,6 +55,12 @@ class Cluster:
     # where the board's lanes would otherwise need more block RAM than it has
     # (`fpdeep.flow` lowers, finds that, and plans again with the cap).
     dsp_caps: tuple[int, ...] = ()
+    # The share of a board's on-chip RAM (block RAM and UltraRAM within the cap) the optimal
+    # search lets its engines' banks take (`ChainLayer.bank_bits`, each layer's times its
+    # ``bank_scale``, 1 where none); 0: not counted. Set where the partition of least II gives
+    # some board more banks than it has (`fpdeep.flow`), which also measures the scales.
+    bank_share: float = 0.0
+    bank_scale: tuple[tuple[str, float], ...] = ()
 
     @property
     def size(self) -> int:

@@ -62,6 +62,18 @@ class ChainLayer:
     def macs_per_channel(self) -> int:
         return self.ci * self.kh * self.kw * self.ho * self.wo * (3 if self.has_bp else 2)
 
+    def bank_bits(self, n: int, *, bits: int, acc_bits: int) -> int:
+        """Bits the generated engines' banks of an n-channel slice hold, at exact depths (the
+        RTL rounds each lane's depth up to a power of two): FP reads X and W into a Y-shaped
+        result of two halves, BP reads W and dY into an X-shaped one, WG reads X and dY into
+        one W-shaped result; X and dY banks are double. X is the whole input however few
+        channels the slice has (`fpdeep.planning.resources.engine_banks`)."""
+        x, y, w = self.in_elems, n * self.ho * self.wo, n * self.weights_per_channel
+        fp = 2 * x * bits + w * bits + 2 * y * acc_bits
+        wg = 2 * x * bits + 2 * y * bits + w * acc_bits
+        bp = w * bits + 2 * y * bits + 2 * x * acc_bits if self.has_bp else 0
+        return fp + wg + bp
+
     def storage(self, n: int, *, bits: int, acc_bits: int, pipelining: str) -> Storage:
         """Bits an n-channel slice keeps on its board (the whole input is stashed for WG)."""
         weights = n * self.weights_per_channel
@@ -381,6 +393,7 @@ class _Limits:
     uram_bits: int
     dram_bits: float
     dram_bytes_per_cycle: float  # 0 without off-chip memory
+    bank_bits: float  # what its engines' banks may take (`Cluster.bank_share`; inf: any)
 
 
 def board_limits(cluster: Cluster, b: int) -> _Limits:
@@ -394,6 +407,8 @@ def board_limits(cluster: Cluster, b: int) -> _Limits:
         uram_bits=math.floor(board.uram_bits * cap),
         dram_bits=board.memory_gbytes * 8e9,
         dram_bytes_per_cycle=per_cycle,
+        bank_bits=(cluster.bank_share * (board.bram_bits + board.uram_bits) * cap
+                   if cluster.bank_share else math.inf),
     )
 
 
@@ -421,6 +436,7 @@ class _Search:
         self.limits = [board_limits(cluster, b) for b in range(cluster.size)]
         self.link_bytes = np.maximum(chain.forward_bytes, chain.backward_bytes)
         self._link_cycles: dict[float, np.ndarray] = {}
+        self.bank_scale = dict(cluster.bank_scale)
 
     def link_cycles(self, gbps: float) -> np.ndarray:
         if gbps not in self._link_cycles:
@@ -433,9 +449,9 @@ class _Search:
             )
         return self._link_cycles[gbps]
 
-    def _fits(self, b: int, ii: int, dsp: float, storage: Storage) -> bool:
+    def _fits(self, b: int, ii: int, dsp: float, storage: Storage, banks: float) -> bool:
         lim = self.limits[b]
-        if dsp > lim.dsp:
+        if dsp > lim.dsp or banks > lim.bank_bits:
             return False
         board = self.cluster.boards[b]
         return memory_ok(storage, lim, ii, self.cluster.clock_mhz, board.memory_gbytes_per_s)
@@ -443,26 +459,31 @@ class _Search:
     def reach(self, b: int, start: int, ii: int) -> int:
         """Furthest end position board b can take from ``start`` within the II (start if none)."""
         chain, cluster = self.chain, self.cluster
-        kw = {"bits": cluster.precision, "acc_bits": cluster.accumulator_bits,
-              "pipelining": cluster.pipelining}
+        widths = {"bits": cluster.precision, "acc_bits": cluster.accumulator_bits}
+        kw = {**widths, "pipelining": cluster.pipelining}
         per_mac = self.limits[b].dsp_per_mac
         dsp = 0.0
         storage = Storage()
+        banks = 0.0
         pos = start
         while pos < chain.total:
             layer = chain.layers[chain.layer_at(pos)]
             rest = layer.co - (pos - layer.offset)
             more = dsp_needed(layer.shapes(rest), ii, per_mac, cluster.pixel_lanes)
-            if self._fits(b, ii, dsp + more, storage + layer.storage(rest, **kw)):
+            scale = self.bank_scale.get(layer.name, 1.0)
+            if self._fits(b, ii, dsp + more, storage + layer.storage(rest, **kw),
+                          banks + layer.bank_bits(rest, **widths) * scale):
                 dsp += more
                 storage = storage + layer.storage(rest, **kw)
+                banks += layer.bank_bits(rest, **widths) * scale
                 pos += rest
                 continue
             good, bad = 0, rest  # channels of this layer that fit: good fits, bad does not
             while bad - good > 1:
                 mid = (good + bad) // 2
                 more = dsp_needed(layer.shapes(mid), ii, per_mac, cluster.pixel_lanes)
-                if self._fits(b, ii, dsp + more, storage + layer.storage(mid, **kw)):
+                if self._fits(b, ii, dsp + more, storage + layer.storage(mid, **kw),
+                              banks + layer.bank_bits(mid, **widths) * scale):
                     good = mid
                 else:
                     bad = mid

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from fpdeep.errors import FpdeepError, require_positive_int
 from fpdeep.ir import Network
@@ -39,6 +40,9 @@ from fpdeep.planning.resources import (
 )
 from fpdeep.planning.store import BoardStore, place
 from fpdeep.serial import Serial
+
+if TYPE_CHECKING:
+    from fpdeep.design.lower import Design
 
 PASSES = ("fp", "bp", "wg")
 DEFAULT_BATCH = 32
@@ -134,9 +138,11 @@ class UnitsTooLarge(DoesNotFit):
     """Engines and units alone take more block RAM than a board has: ``over`` maps each such
     board to (the BRAM36 blocks they take, the blocks the board has within the cap)."""
 
-    def __init__(self, message: str, over: dict[int, tuple[int, int]]) -> None:
+    def __init__(self, message: str, over: dict[int, tuple[int, int]],
+                 design: Design | None = None) -> None:
         super().__init__(message)
         self.over = over
+        self.design = design  # the design lowered from the plan, where the caller knows it
 
 
 def _storage_of(chain: ChainModel, cluster: Cluster, slices: Iterable[Slice]) -> Storage:
@@ -622,6 +628,70 @@ def with_lanes_fitting(network: Network, planned: Plan, over: dict[int, tuple[in
     except DoesNotFit:
         return None
     return replace(fitted, strategy=planned.strategy)
+
+
+def bank_bits(chain: ChainModel, cluster: Cluster, board: BoardPlan) -> float:
+    """What the search model counts for a board's engine banks (`ChainLayer.bank_bits`, times
+    `Cluster.bank_scale`)."""
+    scale = dict(cluster.bank_scale)
+    return sum(chain.layers[chain.layer_at(_position(chain, s.slice))].bank_bits(
+        s.slice.channels, bits=cluster.precision, acc_bits=cluster.accumulator_bits)
+        * scale.get(s.slice.layer, 1.0) for s in board.slices)
+
+
+#: The shares of a board's RAM the search lets engine banks take, one a round, as the flow
+#: cuts the boards where their banks take less: the rest is the tensor store's, the
+#: sequencers' and the other units'.
+BANK_SHARES = (0.8, 0.65, 0.5, 0.35)
+
+
+def bank_scale(network: Network, planned: Plan, design: Design) -> tuple[tuple[str, float], ...]:
+    """Per compute layer, the RAM its engines take in ``design`` (lowered from ``planned``),
+    block RAM and UltraRAM in whole blocks, over what the search counts for its slices'
+    banks: the count's exact depths leave out each lane's rounding to a power of two and
+    to whole, fixed-width RAMs, which differ from layer to layer."""
+    cluster = planned.cluster
+    chain = chain_model(network, precision=cluster.precision, pipelining=cluster.pipelining,
+                        batch=planned.totals.batch)
+    counted: dict[str, float] = {}
+    taken: dict[str, float] = {}
+    for board, built in zip(planned.boards, design.boards, strict=True):
+        spec = cluster.boards[board.index]
+        family = family_of(spec.part)
+        for s in board.slices:
+            layer = chain.layers[chain.layer_at(_position(chain, s.slice))]
+            counted[layer.name] = counted.get(layer.name, 0.0) + layer.bank_bits(
+                s.slice.channels, bits=cluster.precision, acc_bits=cluster.accumulator_bits)
+        for piece in built.slices if family else ():
+            for engine in piece.engines.values():
+                used = unit_resources(ENGINE_MODULE, engine.params.as_parameters(), family)
+                taken[piece.layer] = (taken.get(piece.layer, 0.0) + used.bram36
+                                      * spec.bram_block_bits + used.uram * spec.uram_block_bits)
+    return tuple((name, taken[name] / bits) for name, bits in counted.items()
+                 if bits and name in taken)
+
+
+def with_banks_spread(network: Network, planned: Plan, design: Design,
+                      share: float) -> Plan | None:
+    """The cuts of least II that give no board's engine banks more than ``share`` of its
+    on-chip RAM, as the search counts them scaled by what ``design`` (lowered from
+    ``planned``) took (`bank_scale`), however much slower, every board's lanes as the cap
+    allows; None when no such cuts exist."""
+    scale = dict(planned.cluster.bank_scale)
+    scale.update(bank_scale(network, planned, design))
+    cluster = replace(planned.cluster, bank_share=share, bank_scale=tuple(sorted(scale.items())),
+                      dsp_caps=())
+    batch = planned.totals.batch
+    chain = chain_model(network, precision=cluster.precision, pipelining=cluster.pipelining,
+                        batch=batch)
+    cuts = partition_optimal(chain, cluster, upper_ii=2**60)
+    if cuts is None:
+        return None
+    try:
+        spread = evaluate(chain, cluster, cuts, strategy="optimal", batch=batch)
+    except DoesNotFit:
+        return None
+    return replace(spread, strategy=planned.strategy)
 
 
 def _fits(chain: ChainModel, cluster: Cluster, strategy: str) -> bool:

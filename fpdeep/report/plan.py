@@ -40,6 +40,8 @@ def cluster_json(plan: Plan) -> dict[str, Any]:
         "pixel_lanes": c.pixel_lanes,
         # per board, the DSPs its MAC lanes were held to for block RAM (0: none)
         "dsp_caps": list(c.dsp_caps),
+        # the share of a board's RAM the cuts let engine banks take (0: not counted)
+        "bank_share": c.bank_share,
         "batch": plan.totals.batch,
     }
 
@@ -216,6 +218,9 @@ def plan_text(plan: Plan, generated: PipelineFigures | str | None = None) -> str
     if capped:
         out.append(f"(DSPs of board {', '.join(capped)}: fewer MAC lanes, so that the "
                    "engines' banks fit the block RAM)")
+    if c.bank_share:
+        out.append(f"(cut where each board's engine banks take at most {c.bank_share:.0%} of "
+                   "its RAM, as counted before rounding: at the least II they would not fit)")
     if plan.links:
         out.append("")
         rows = [
