@@ -452,12 +452,15 @@ def tb_args() -> dict[str, object]:
     return json.loads(os.environ.get(TB_ARGS_ENV, "{}"))
 
 
-def lint(module: str, *, sources: Sequence[Path] | None = None) -> None:
+def lint(module: str, *, sources: Sequence[Path] | None = None,
+         parameters: Mapping[str, int] | None = None) -> None:
     """Run `verilator --lint-only -Wall` on one `hw/` module (with the modules it instantiates,
-    or the files ``sources``); raise FpdeepError on any warning."""
+    or the files ``sources``), its integer ``parameters`` overridden; raise FpdeepError on any
+    warning."""
     sim = find_simulator("verilator")
     paths = hw_sources(module) if sources is None else list(sources)
     cmd = [str(sim.executable), "--lint-only", "-Wall", "--top-module", module,
+           *(f"-G{name}={int(value)}" for name, value in (parameters or {}).items()),
            *(str(p) for p in paths)]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=sim.environ(os.environ),
                           check=False)

@@ -150,30 +150,32 @@ module fpdeep_engine #(
     // and bias tensors have a single channel dimension, so their second lane index is unused.
     /* verilator lint_off UNUSEDSIGNAL */
     logic [CW-1:0] xl2, yl2, bl1, bl2;
-    logic [CW-1:0] xla, wla, yla, bla;
+    // A lane's bank may be deeper than CW bits address (a 224 x 224 plane over few lanes):
+    // the walkers count positions in CW bits and addresses in AW, as the loop nest does.
+    logic [AW-1:0] xla, wla, yla, bla;
     /* verilator lint_on UNUSEDSIGNAL */
     logic          xlast, wlast, ylast, blast;
 
-    fpdeep_tensor_walker #(.CW(CW), .ADDR_W(CW)) u_ld_x (
+    fpdeep_tensor_walker #(.CW(CW), .ADDR_W(AW)) u_ld_x (
         .clk, .rst, .restart(1'b0), .step(x_hs),
         .n1(cfg_ld_x[0 +: CW]), .t1(cfg_ld_x[CW +: CW]), .n2(cfg_ld_x[2*CW +: CW]),
-        .t2(cfg_ld_x[3*CW +: CW]), .p(cfg_ld_x[4*CW +: CW]),
+        .t2(cfg_ld_x[3*CW +: CW]), .p(AW'(cfg_ld_x[4*CW +: CW])),
         .l1(xl1), .l2(xl2), .addr(xla), .last(xlast));
-    fpdeep_tensor_walker #(.CW(CW), .ADDR_W(CW)) u_ld_w (
+    fpdeep_tensor_walker #(.CW(CW), .ADDR_W(AW)) u_ld_w (
         .clk, .rst, .restart(1'b0), .step(w_hs),
         .n1(cfg_ld_w[0 +: CW]), .t1(cfg_ld_w[CW +: CW]), .n2(cfg_ld_w[2*CW +: CW]),
-        .t2(cfg_ld_w[3*CW +: CW]), .p(cfg_ld_w[4*CW +: CW]),
+        .t2(cfg_ld_w[3*CW +: CW]), .p(AW'(cfg_ld_w[4*CW +: CW])),
         .l1(wl1), .l2(wl2), .addr(wla), .last(wlast));
-    fpdeep_tensor_walker #(.CW(CW), .ADDR_W(CW)) u_ld_dy (
+    fpdeep_tensor_walker #(.CW(CW), .ADDR_W(AW)) u_ld_dy (
         .clk, .rst, .restart(1'b0), .step(y_hs),
         .n1(cfg_ld_dy[0 +: CW]), .t1(cfg_ld_dy[CW +: CW]), .n2(cfg_ld_dy[2*CW +: CW]),
-        .t2(cfg_ld_dy[3*CW +: CW]), .p(cfg_ld_dy[4*CW +: CW]),
+        .t2(cfg_ld_dy[3*CW +: CW]), .p(AW'(cfg_ld_dy[4*CW +: CW])),
         .l1(yl1), .l2(yl2), .addr(yla), .last(ylast));
 
-    fpdeep_tensor_walker #(.CW(CW), .ADDR_W(CW)) u_ld_b (
+    fpdeep_tensor_walker #(.CW(CW), .ADDR_W(AW)) u_ld_b (
         .clk, .rst, .restart(1'b0), .step(b_hs),
         .n1(cfg_ld_b[0 +: CW]), .t1(cfg_ld_b[CW +: CW]), .n2(cfg_ld_b[2*CW +: CW]),
-        .t2(cfg_ld_b[3*CW +: CW]), .p(cfg_ld_b[4*CW +: CW]),
+        .t2(cfg_ld_b[3*CW +: CW]), .p(AW'(cfg_ld_b[4*CW +: CW])),
         .l1(bl1), .l2(bl2), .addr(bla), .last(blast));
 
     // Bias bank per output lane, address cob; small, so registers.
@@ -384,17 +386,18 @@ module fpdeep_engine #(
 
     // ------------------------------------------------------------------ drain walker
     /* verilator lint_off UNUSEDSIGNAL */
-    logic [CW-1:0] dl1, dl2, dla;   // waiver as for the loaders above
+    logic [CW-1:0] dl1, dl2;   // waiver as for the loaders above
+    logic [AW-1:0] dla;
     /* verilator lint_on UNUSEDSIGNAL */
     logic          dlast;
     // Phase 0 drains a result half, phase 1 (WG with bias) the bias-gradient banks.
     logic          dphase, d_issue, d_done;
     wire logic     drain_begin = !draining && res_full[dsel];
     wire logic [5*CW-1:0] dcfg = dphase ? cfg_drain_b : cfg_drain;
-    fpdeep_tensor_walker #(.CW(CW), .ADDR_W(CW)) u_drain (
+    fpdeep_tensor_walker #(.CW(CW), .ADDR_W(AW)) u_drain (
         .clk, .rst, .restart(drain_begin), .step(d_issue),
         .n1(dcfg[0 +: CW]), .t1(dcfg[CW +: CW]), .n2(dcfg[2*CW +: CW]),
-        .t2(dcfg[3*CW +: CW]), .p(dcfg[4*CW +: CW]),
+        .t2(dcfg[3*CW +: CW]), .p(AW'(dcfg[4*CW +: CW])),
         .l1(dl1), .l2(dl2), .addr(dla), .last(dlast));
     wire logic has_db = (cfg_mode != FP) && (cfg_mode != BP) && cfg_bias;
     wire logic dfinal = dlast && (dphase || !has_db);

@@ -24,3 +24,10 @@ def test_lint_reports_warnings(tmp_path):
     )
     with pytest.raises(FpdeepError, match="WIDTH"):
         lint("sloppy", sources=[bad])
+
+
+def test_an_engine_whose_lanes_banks_are_deeper_than_its_counters_lints_clean():
+    """A full-size plane over few lanes makes a lane's bank deeper than the CW-bit counters
+    reach (ShuffleNet's first layers: 2^19 words): the walkers address it in AW bits."""
+    deep = 1 << 19
+    lint("fpdeep_engine", parameters={"XD": deep, "WD": deep, "YD": deep, "RD": deep})
