@@ -115,6 +115,8 @@ def test_project_adds_every_board_source_and_the_ip_and_runs_in_order(vcu118):
     assert resolved[-1].name == "fpdeep_shell_1.sv"
     assert ["source", "ip.tcl"] in calls and ["read_xdc", "fpdeep_shell_1.xdc"] in calls
     assert ["set_property", "top", "fpdeep_shell_1", "current_fileset_result"] in calls
+    # the RAMs' zero contents come from configuration, not from an unrolled initial loop
+    assert ["set_property", "verilog_define", "SYNTHESIS=1 ", "get_filesets_result"] in calls
     # the IP script ran inside the project: every core created before the XDC is read
     created = [c for c in calls if c[0] == "create_ip"]
     assert calls.index(created[-1]) < calls.index(["read_xdc", "fpdeep_shell_1.xdc"])

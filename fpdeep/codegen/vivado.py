@@ -56,8 +56,11 @@ def _edalize(name: str, top: str, files: list[tuple[str, str]], part: str) -> di
     ((path, file type), relative to the project folder)."""
     from edalize.flows.vivado import Vivado
 
+    # SYNTHESIS: the RAMs leave their zero contents to configuration (hw/common/fpdeep_sdp_ram)
     edam = {"name": name, "toplevel": top,
             "files": [{"name": path, "file_type": kind} for path, kind in files],
+            "parameters": {"SYNTHESIS": {"datatype": "bool", "paramtype": "vlogdefine",
+                                         "default": True}},
             "flow_options": {"part": part, "jobs": VIVADO_JOBS}}
     with tempfile.TemporaryDirectory(prefix="fpdeep-vivado-") as tmp:
         Vivado(edam, tmp).configure()
