@@ -157,3 +157,23 @@ def test_squeezenet_at_full_size_builds_on_24_vcu118_with_engine_banks_in_ultrar
     for bp in state.plan.boards:
         assert bp.resources.bram36 <= bram and bp.resources.uram <= uram
     assert any(e.params.uram for e in engines[0])  # conv1's board needs UltraRAM
+
+
+def test_shufflenet_at_full_size_builds_on_32_vcu118_with_banks_deeper_than_the_counters():
+    """ShuffleNet at 3x224x224 on 32 VCU118, everything off chip: every board fits both caps,
+    and its first boards' engines keep planes over few lanes, banks deeper than 2^16 words a
+    lane, which the engines' loaders and drain address in AW bits (Verilator flagged the CW-bit
+    addresses they had: SELRANGE)."""
+    from fpdeep.flow import BuildConfig, FlowState, load, lower
+    from fpdeep.flow import plan as plan_step
+
+    config = BuildConfig(model=light_model("light_shufflenet"), board="vcu118", boards=32,
+                         partition="optimal", off_chip=("weights", "grads", "stash"))
+    state = lower(plan_step(load(FlowState(), config), config), config)
+    board = make_cluster(board="vcu118", boards=1).boards[0]
+    bram, uram = math.floor(board.bram_blocks * 0.85), math.floor(board.uram_blocks * 0.85)
+    for bp in state.plan.boards:
+        assert bp.resources.bram36 <= bram and bp.resources.uram <= uram
+    depths = [max(e.params.x_depth, e.params.w_depth, e.params.dy_depth, e.params.res_depth)
+              for bp in state.design.boards for s in bp.slices for e in s.engines.values()]
+    assert max(depths) > 1 << 16
