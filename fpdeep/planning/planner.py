@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING
 from fpdeep.errors import FpdeepError, require_positive_int
 from fpdeep.ir import Network
 from fpdeep.planning import perf
-from fpdeep.planning.allocate import EngineAlloc, MemoryPlan, Storage, allocate_board, plan_memory
+from fpdeep.planning.allocate import (
+    EngineAlloc,
+    MemoryPlan,
+    Storage,
+    allocate_board,
+    dsp_needed,
+    plan_memory,
+)
 from fpdeep.planning.cluster import Cluster
 from fpdeep.planning.partition import (
     STRATEGIES,
@@ -689,9 +696,37 @@ def with_banks_spread(network: Network, planned: Plan, design: Design,
         return None
     try:
         spread = evaluate(chain, cluster, cuts, strategy="optimal", batch=batch)
+        # lanes enough for the II: a slice spread thin over a full DSP budget gets shallow
+        # per-lane banks, each a whole RAM
+        caps = _lanes_for(chain, cluster, spread, spread.totals.ii_cycles // SPREAD_LANE_SLACK)
+        if caps:
+            spread = evaluate(chain, cluster.with_dsp_caps(caps), cuts, strategy="optimal",
+                              batch=batch)
     except DoesNotFit:
         return None
     return replace(spread, strategy=planned.strategy)
+
+
+#: Where the boards are cut for engine banks, each board's lanes run its slices in at most
+#: 1/SPREAD_LANE_SLACK of the II (the rest of its DSP budget stays unused): an image's latency
+#: through the chain grows, its rate does not.
+SPREAD_LANE_SLACK = 2
+
+
+def _lanes_for(chain: ChainModel, cluster: Cluster, planned: Plan, cycles: int
+               ) -> dict[int, int]:
+    """Per board whose lanes take more DSPs than its slices need to run in ``cycles`` an
+    image, those DSPs."""
+    by_name = {layer.name: layer for layer in chain.layers}
+    caps = {}
+    for bp in planned.boards:
+        shapes = [shape for s in bp.slices
+                  for shape in by_name[s.slice.layer].shapes(s.slice.channels)]
+        need = math.ceil(dsp_needed(shapes, cycles, cluster.dsp_per_mac(bp.index),
+                                    cluster.pixel_lanes))
+        if math.isfinite(need) and 0 < need < bp.dsp_used:
+            caps[bp.index] = need
+    return caps
 
 
 def _fits(chain: ChainModel, cluster: Cluster, strategy: str) -> bool:
