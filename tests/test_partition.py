@@ -238,3 +238,22 @@ def test_the_search_keeps_each_board_engine_banks_within_the_share():
     spread = evaluate(model, spread_cluster, cuts, strategy="optimal", batch=32)
     assert max(banks(spread)) <= share
     assert spread.totals.ii_cycles >= fastest.totals.ii_cycles
+
+
+def test_lanes_for_a_slower_ii_take_fewer_dsps_and_still_keep_it():
+    """`_lanes_for`: each board's DSPs for its slices to run in a given number of cycles (four
+    times the least II here); evaluated with those caps, every board keeps within them."""
+    from fpdeep.planning.planner import _lanes_for
+
+    net = chain([16, 16, 16, 16], size=16, in_channels=8)
+    cluster = make_cluster(board="vcu118", boards=2)
+    model = chain_model(net, precision=16, pipelining="image")
+    fastest = plan(net, cluster, strategy="optimal", chain=model)
+    cycles = fastest.totals.ii_cycles * 4
+    caps = _lanes_for(model, cluster, fastest, cycles)
+    assert set(caps) == {0, 1}
+    assert all(caps[bp.index] < bp.dsp_used for bp in fastest.boards)
+    capped = evaluate(model, cluster.with_dsp_caps(caps), fastest.cuts, strategy="optimal",
+                      batch=32)
+    assert all(bp.dsp_used <= caps[bp.index] and bp.compute_cycles <= cycles
+               for bp in capped.boards)
