@@ -177,3 +177,24 @@ def test_shufflenet_at_full_size_builds_on_32_vcu118_with_banks_deeper_than_the_
     depths = [max(e.params.x_depth, e.params.w_depth, e.params.dy_depth, e.params.res_depth)
               for bp in state.design.boards for s in bp.slices for e in s.engines.values()]
     assert max(depths) > 1 << 16
+
+
+@pytest.mark.full
+def test_inception_v1_at_full_size_builds_on_48_vcu118_once_its_engine_banks_spread():
+    """Inception v1 at 3x224x224 on 48 VCU118, everything off chip: the cuts of least II give
+    its last boards the 7 x 7 layers' weights three times over (FP, BP, and WG's 48-bit
+    sums), more RAM than they have even with fewer lanes; build cuts the boards again where
+    each one's engine banks take at most 80 % of its RAM, with lanes enough for the II, and
+    every board fits both caps (about 5 minutes)."""
+    from fpdeep.flow import BuildConfig, FlowState, load, lower
+    from fpdeep.flow import plan as plan_step
+
+    config = BuildConfig(model=light_model("light_inception_v1"), board="vcu118", boards=48,
+                         partition="optimal", off_chip=("weights", "grads", "stash"))
+    state = plan_step(load(FlowState(), config), config)
+    lowered = lower(state, config).plan
+    assert lowered.cluster.bank_share == 0.8 and lowered.cuts != state.plan.cuts
+    board = make_cluster(board="vcu118", boards=1).boards[0]
+    bram, uram = math.floor(board.bram_blocks * 0.85), math.floor(board.uram_blocks * 0.85)
+    for bp in lowered.boards:
+        assert bp.resources.bram36 <= bram and bp.resources.uram <= uram
