@@ -257,3 +257,14 @@ def test_lanes_for_a_slower_ii_take_fewer_dsps_and_still_keep_it():
                       batch=32)
     assert all(bp.dsp_used <= caps[bp.index] and bp.compute_cycles <= cycles
                for bp in capped.boards)
+
+
+def test_lanes_for_fewer_cycles_than_a_slice_can_run_in_cap_nothing():
+    """Where no number of lanes runs a board's slices in the cycles asked for (fewer than an
+    engine's pipeline takes), its lanes are left as they are."""
+    from fpdeep.planning.planner import _lanes_for
+
+    net = chain([16, 16], size=16, in_channels=8)
+    cluster = make_cluster(board="vcu118", boards=2)
+    model = chain_model(net, precision=16, pipelining="image")
+    assert _lanes_for(model, cluster, plan(net, cluster, strategy="optimal", chain=model), 1) == {}

@@ -722,10 +722,9 @@ def _lanes_for(chain: ChainModel, cluster: Cluster, planned: Plan, cycles: int
     for bp in planned.boards:
         shapes = [shape for s in bp.slices
                   for shape in by_name[s.slice.layer].shapes(s.slice.channels)]
-        need = math.ceil(dsp_needed(shapes, cycles, cluster.dsp_per_mac(bp.index),
-                                    cluster.pixel_lanes))
-        if math.isfinite(need) and 0 < need < bp.dsp_used:
-            caps[bp.index] = need
+        need = dsp_needed(shapes, cycles, cluster.dsp_per_mac(bp.index), cluster.pixel_lanes)
+        if math.isfinite(need) and 0 < math.ceil(need) < bp.dsp_used:  # inf: none is enough
+            caps[bp.index] = math.ceil(need)
     return caps
 
 
