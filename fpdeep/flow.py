@@ -321,11 +321,11 @@ def _lowered(network: Network, planned: Plan, *, progress: Progress | None = Non
     try:
         return _lowered_as_planned(network, planned, progress=progress, **options)
     except UnitsTooLarge as exc:
-        if planned.strategy != "optimal" or exc.design is None:
+        if planned.strategy != "optimal":
             raise
         first, failed, spread = exc, exc, planned
     for share in BANK_SHARES:
-        assert failed.design is not None
+        assert failed.design is not None  # `_lowered_as_planned` raises with its design
         spread = with_banks_spread(network, spread, failed.design, share)
         if spread is None:
             break
@@ -335,8 +335,6 @@ def _lowered(network: Network, planned: Plan, *, progress: Progress | None = Non
         try:
             return _lowered_as_planned(network, spread, progress=progress, **options)
         except UnitsTooLarge as exc:
-            if exc.design is None:
-                break
             failed = exc
     raise UnitsTooLarge(f"{first} (nor did cutting the boards where their engine banks take "
                         f"less)", first.over) from None

@@ -471,11 +471,12 @@ class _Search:
             rest = layer.co - (pos - layer.offset)
             more = dsp_needed(layer.shapes(rest), ii, per_mac, cluster.pixel_lanes)
             scale = self.bank_scale.get(layer.name, 1.0)
+            more_banks = layer.bank_bits(rest, **widths) * scale
             if self._fits(b, ii, dsp + more, storage + layer.storage(rest, **kw),
-                          banks + layer.bank_bits(rest, **widths) * scale):
+                          banks + more_banks):
                 dsp += more
                 storage = storage + layer.storage(rest, **kw)
-                banks += layer.bank_bits(rest, **widths) * scale
+                banks += more_banks
                 pos += rest
                 continue
             good, bad = 0, rest  # channels of this layer that fit: good fits, bad does not

@@ -637,13 +637,18 @@ def with_lanes_fitting(network: Network, planned: Plan, over: dict[int, tuple[in
     return replace(fitted, strategy=planned.strategy)
 
 
+def _slice_bank_bits(chain: ChainModel, cluster: Cluster, s: Slice) -> int:
+    """`ChainLayer.bank_bits` of one slice, unscaled."""
+    return chain.layers[chain.layer_at(_position(chain, s))].bank_bits(
+        s.channels, bits=cluster.precision, acc_bits=cluster.accumulator_bits)
+
+
 def bank_bits(chain: ChainModel, cluster: Cluster, board: BoardPlan) -> float:
     """What the search model counts for a board's engine banks (`ChainLayer.bank_bits`, times
     `Cluster.bank_scale`)."""
     scale = dict(cluster.bank_scale)
-    return sum(chain.layers[chain.layer_at(_position(chain, s.slice))].bank_bits(
-        s.slice.channels, bits=cluster.precision, acc_bits=cluster.accumulator_bits)
-        * scale.get(s.slice.layer, 1.0) for s in board.slices)
+    return sum(_slice_bank_bits(chain, cluster, s.slice) * scale.get(s.slice.layer, 1.0)
+               for s in board.slices)
 
 
 #: The shares of a board's RAM the search lets engine banks take, one a round, as the flow
@@ -652,23 +657,21 @@ def bank_bits(chain: ChainModel, cluster: Cluster, board: BoardPlan) -> float:
 BANK_SHARES = (0.8, 0.65, 0.5, 0.35)
 
 
-def bank_scale(network: Network, planned: Plan, design: Design) -> tuple[tuple[str, float], ...]:
+def bank_scale(chain: ChainModel, planned: Plan, design: Design
+               ) -> tuple[tuple[str, float], ...]:
     """Per compute layer, the RAM its engines take in ``design`` (lowered from ``planned``),
     block RAM and UltraRAM in whole blocks, over what the search counts for its slices'
     banks: the count's exact depths leave out each lane's rounding to a power of two and
     to whole, fixed-width RAMs, which differ from layer to layer."""
     cluster = planned.cluster
-    chain = chain_model(network, precision=cluster.precision, pipelining=cluster.pipelining,
-                        batch=planned.totals.batch)
     counted: dict[str, float] = {}
     taken: dict[str, float] = {}
     for board, built in zip(planned.boards, design.boards, strict=True):
         spec = cluster.boards[board.index]
         family = family_of(spec.part)
         for s in board.slices:
-            layer = chain.layers[chain.layer_at(_position(chain, s.slice))]
-            counted[layer.name] = counted.get(layer.name, 0.0) + layer.bank_bits(
-                s.slice.channels, bits=cluster.precision, acc_bits=cluster.accumulator_bits)
+            counted[s.slice.layer] = (counted.get(s.slice.layer, 0.0)
+                                      + _slice_bank_bits(chain, cluster, s.slice))
         for piece in built.slices if family else ():
             for engine in piece.engines.values():
                 used = unit_resources(ENGINE_MODULE, engine.params.as_parameters(), family)
@@ -684,13 +687,13 @@ def with_banks_spread(network: Network, planned: Plan, design: Design,
     on-chip RAM, as the search counts them scaled by what ``design`` (lowered from
     ``planned``) took (`bank_scale`), however much slower, every board's lanes as the cap
     allows; None when no such cuts exist."""
+    batch = planned.totals.batch
+    chain = chain_model(network, precision=planned.cluster.precision,
+                        pipelining=planned.cluster.pipelining, batch=batch)
     scale = dict(planned.cluster.bank_scale)
-    scale.update(bank_scale(network, planned, design))
+    scale.update(bank_scale(chain, planned, design))
     cluster = replace(planned.cluster, bank_share=share, bank_scale=tuple(sorted(scale.items())),
                       dsp_caps=())
-    batch = planned.totals.batch
-    chain = chain_model(network, precision=cluster.precision, pipelining=cluster.pipelining,
-                        batch=batch)
     cuts = partition_optimal(chain, cluster, upper_ii=2**60)
     if cuts is None:
         return None

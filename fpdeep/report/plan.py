@@ -220,7 +220,7 @@ def plan_text(plan: Plan, generated: PipelineFigures | str | None = None) -> str
                    "engines' banks fit the block RAM)")
     if c.bank_share:
         out.append(f"(cut where each board's engine banks take at most {c.bank_share:.0%} of "
-                   "its RAM, as counted before rounding: at the least II they would not fit)")
+                   "its RAM, as the search counts them: at the least II they would not fit)")
     if plan.links:
         out.append("")
         rows = [
