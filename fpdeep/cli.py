@@ -16,7 +16,7 @@ import fpdeep
 from fpdeep import flow
 from fpdeep.datasets import DATASETS
 from fpdeep.errors import FpdeepError, FpdeepWarning
-from fpdeep.files import write_file
+from fpdeep.files import check_writable_file, write_file
 from fpdeep.flow import (
     DEFAULT_RUN_BATCH,
     HOSTS,
@@ -91,6 +91,45 @@ def _inspect(args: argparse.Namespace) -> int:
         write_output(args.json, text)
         if args.json != "-":
             print(f"\nwrote {args.json}")
+    return 0
+
+
+# ----- resize ------------------------------------------------------------------------------------
+def parse_size(text: str) -> tuple[int, int]:
+    """`64` or `64,48` -> (height, width)."""
+    dims = parse_shape(text)
+    if len(dims) > 2:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size; give H or H,W, e.g. 64")
+    return (dims[0], dims[-1])
+
+
+def _resize_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", help="the CNN as an ONNX file (.onnx)")
+    parser.add_argument("size", type=parse_size, metavar="H[,W]",
+                        help="the new input height and width (one number: square)")
+    parser.add_argument("-o", "--output", required=True, metavar="FILE",
+                        help="the ONNX file to write (refused if it exists, unless --force)")
+    parser.add_argument("--force", action="store_true", help="replace FILE if it exists")
+
+
+def _resize(args: argparse.Namespace) -> int:
+    from fpdeep.frontend import load_onnx_model
+    from fpdeep.frontend.reader import read_model
+    from fpdeep.frontend.resize import resize_input
+
+    target = Path(args.output)
+    check_writable_file(target, "-o")
+    if target.exists() and not args.force:
+        raise FpdeepError(f"-o {args.output!r} exists; choose another file or pass --force.")
+    model = read_model(args.model)
+    height, width = args.size
+    resized = resize_input(model, height, width, name=Path(args.model).name)
+    network = load_onnx_model(resized, args.model)  # refused here, before anything is written
+    write_file(target, resized.SerializeToString())
+    first = network.layers[0]
+    print(f"wrote {args.output}: {Path(args.model).name} at input "
+          f"{'x'.join(map(str, first.in_shape))}, {len(network.layers)} layers; build it as "
+          "any model")
     return 0
 
 
@@ -519,6 +558,19 @@ COMMANDS: dict[str, Command] = {
         ),
         add_arguments=_inspect_arguments,
         run=_inspect,
+    ),
+    "resize": Command(
+        help="a copy of a model at another input size, for a short simulation",
+        description=(
+            "Write a copy of the ONNX graph whose image input is H x W. A whole-map average "
+            "pool becomes a global one, the reshapes of a channel shuffle and the flatten "
+            "before the classifier follow the new size, and the first fully connected layer "
+            "gets weights of the new width where ConstantOfShape makes them (the light "
+            "model-zoo graphs shipped with onnx); every other node and weight is kept. Real "
+            "weight data of a layer whose width changes cannot be resized and is refused."
+        ),
+        add_arguments=_resize_arguments,
+        run=_resize,
     ),
     "plan": Command(
         help="partition, allocate and model a training pipeline on a chain of boards",
