@@ -385,3 +385,14 @@ def _depths(layout) -> list:
     from fpdeep.codegen.layout import ProgramMemory
 
     return [ProgramMemory(64, 32)] * len(layout.resources)
+
+
+def test_the_watchdog_waits_twice_the_modelled_step_within_the_parameters_range():
+    from fpdeep.codegen.board import WATCHDOG_MAX, WATCHDOG_MIN, watchdog_limit
+
+    assert watchdog_limit(None) == WATCHDOG_MIN
+    assert watchdog_limit(9_000) == WATCHDOG_MIN  # the least limit: the demo's boards
+    assert watchdog_limit(40_000) == 1 << 17
+    assert watchdog_limit(1 << 20) == 1 << 21
+    assert watchdog_limit(2_010_943) == 1 << 22
+    assert watchdog_limit(10**10) == WATCHDOG_MAX == (1 << 31) - 1  # a 32-bit int parameter

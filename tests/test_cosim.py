@@ -783,6 +783,34 @@ def test_a_thousand_class_head_trains_bit_exact(tmp_path):
     assert result["cycles"][0] > 2 * 1000 * 52  # the loss unit ran over every class
 
 
+def test_a_board_idle_longer_than_the_least_watchdog_limit_while_the_next_works_is_no_deadlock(
+        tmp_path):
+    """The thousand-class head on two boards: board 0 idles while board 1 runs the loss unit
+    over 1000 classes (52 cycles a class an image, two images), more than 65,536 cycles. With
+    the watchdog at its least limit board 0 stopped the step as a deadlock; the build sets the
+    limit from the modelled step."""
+    from dataclasses import replace
+
+    from golden_nets import OnnxNet
+
+    from fpdeep.codegen.board import WATCHDOG_MIN
+    from fpdeep.planning.boards import get_board
+
+    net = OnnxNet((1, 4, 4), seed=5)
+    net.conv(4, 3, pads=(1, 1, 1, 1))
+    net.relu()
+    net.flatten()
+    net.fc(1000)
+    path = tmp_path / "head2"
+    result = _train_two_steps(net, path, boards=2, board=replace(get_board("vcu118"), dsp=64),
+                              infer=False, steps=1)
+    quiet = [r["stall"] for r in result["resources"] if r["board"] == 0 and r["engine"]]
+    assert max(quiet) > WATCHDOG_MIN  # board 0 waited longer than the least limit
+    top = (path / "rtl" / "board_0" / "fpdeep_board_0.sv").read_text()
+    limit = int(re.search(r"\.WATCHDOG\((\d+)\)", top)[1])
+    assert limit >= 2 * result["cycles"][0] and limit & (limit - 1) == 0
+
+
 # Icarus runs the generated boards at about 10 cycles/s (the store's arbiters are loops over
 # every client, evaluated event by event): a step of two boards takes hours, so full only.
 @pytest.mark.full

@@ -67,8 +67,21 @@ from fpdeep.hwlib.signature import (
 
 #: Host stream beats are 64 bits.
 HOST_BITS = 64
-#: Cycles without any beat moving (or an engine busy) after which a step is a deadlock.
+#: The least watchdog limit: cycles without any beat moving (or an engine busy) after which a
+#: step is a deadlock.
 WATCHDOG_MIN = 1 << 16
+#: The most `fpdeep_board_ctl`'s WATCHDOG parameter (an int) holds.
+WATCHDOG_MAX = (1 << 31) - 1
+
+
+def watchdog_limit(step_cycles: int | None) -> int:
+    """The watchdog's limit for a design whose training step the build models at
+    ``step_cycles``: a board idles while the rest of the chain works (the first board waits
+    for its errors while every later board runs the image forward and back), up to nearly
+    a step, so twice the step rounded up to a power of two, and at least WATCHDOG_MIN."""
+    if not step_cycles:
+        return WATCHDOG_MIN
+    return min(WATCHDOG_MAX, max(WATCHDOG_MIN, 1 << (2 * step_cycles - 1).bit_length()))
 
 
 @dataclass(frozen=True)
@@ -130,10 +143,12 @@ def _low_bits(name: str, bits: int, width: int) -> str:
 
 
 def board_values(d: Design, board: BoardDesign, layout: BoardLayout,
-                 program_words: Sequence[ProgramMemory]) -> dict[str, Any]:
+                 program_words: Sequence[ProgramMemory], *,
+                 watchdog: int = WATCHDOG_MIN) -> dict[str, Any]:
     """What `templates/board.sv.j2` prints for one board; ``program_words``: per resource,
-    the instruction memory of its sequencer (training, then forward-only program)."""
-    g = _Glue(d, board, layout, program_words)
+    the instruction memory of its sequencer (training, then forward-only program);
+    ``watchdog``: the step control's limit (`watchdog_limit`)."""
+    g = _Glue(d, board, layout, program_words, watchdog)
     ports = top_ports(d, board)
     return {"module": board.module, "index": board.index, "model": comment_text(d.model),
             "ports": ports,
@@ -164,8 +179,9 @@ class _Glue:
             name for name in partial if name in read] + self.unread_ports
 
     def __init__(self, d: Design, board: BoardDesign, layout: BoardLayout,
-                 memories: Sequence[ProgramMemory]) -> None:
+                 memories: Sequence[ProgramMemory], watchdog: int) -> None:
         self.d, self.board, self.layout = d, board, layout
+        self.watchdog = watchdog
         self.wires: list[tuple[int, str]] = []
         self.assigns: list[str] = []
         self.instances: list[Instance] = []
@@ -656,7 +672,7 @@ class _Glue:
         self.instances.append(Instance(
             "fpdeep_board_ctl", "u_ctl", "step control, counters, watchdog",
             (("NRES", self.nres), ("NB", nb), ("REQUIRED", f"{nb}'h{required:x}"),
-             ("WATCHDOG", WATCHDOG_MIN)), (),
+             ("WATCHDOG", self.watchdog)), (),
             (("clk", "clk"), ("rst", "rst"), ("start", "csr_start"), ("mode_in", "csr_mode"),
              ("go", "go"), ("mode", "mode"), ("cancel", "cancel"), ("written", "written"),
              ("programmed", "programmed"), ("finished", "finished"), ("waiting", "waiting"),

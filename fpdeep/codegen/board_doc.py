@@ -101,7 +101,10 @@ def errors_table() -> str:
                  else "CSR `STATUS`")
         lines.append(f"| {code} | `{name}` | {p.ERRORS[code]} | {where} | "
                      f"{p.ERROR_CAUSES[name]} |")
-    lines += ["", f"The watchdog's limit is {WATCHDOG_MIN} cycles."]
+    lines += ["", f"The watchdog's limit (`fpdeep_board_ctl`'s `WATCHDOG`) is twice the cycles "
+              "the build models for a step of its planned batch, rounded up to a power of two, "
+              f"and at least {WATCHDOG_MIN}: a board idles while the rest of the chain works on "
+              "an image, up to nearly a whole step."]
     return "\n".join(lines)
 
 

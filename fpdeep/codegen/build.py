@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import fpdeep
-from fpdeep.codegen.board import board_values, cluster_values
+from fpdeep.codegen.board import board_values, cluster_values, watchdog_limit
 from fpdeep.codegen.fusesoc import core_files
 from fpdeep.codegen.layout import board_layouts, program_words
 from fpdeep.codegen.ports import board_modules, cluster_modules
@@ -31,11 +31,14 @@ def _json(data: Any) -> str:
 
 
 def board_tops(d: Design, network: Network, *, batch: int,
-               layouts: list | None = None) -> list[str]:
-    """The SystemVerilog of every board top, for stores of ``batch`` images."""
+               layouts: list | None = None, step_cycles: int | None = None) -> list[str]:
+    """The SystemVerilog of every board top, for stores of ``batch`` images; ``step_cycles``:
+    the modelled step of that batch, which sets the watchdog (`watchdog_limit`)."""
     layouts = layouts or board_layouts(d, network, batch=batch)
     words = program_words(d, network, layouts)
-    return [render("board.sv.j2", board_values(d, b, layouts[b.index], words[b.index]))
+    watchdog = watchdog_limit(step_cycles)
+    return [render("board.sv.j2", board_values(d, b, layouts[b.index], words[b.index],
+                                               watchdog=watchdog))
             for b in d.boards]
 
 
@@ -73,7 +76,9 @@ def emit(d: Design, plan: Plan, out: str | Path, *, network: Network,
     stores hold the plan's mini-batch.
     """
     layouts = board_layouts(d, network, batch=plan.totals.batch)
-    tops = board_tops(d, network, batch=plan.totals.batch, layouts=layouts)
+    generated = plan_report.get("generated")
+    step = generated.get("batch_cycles") if isinstance(generated, dict) else None
+    tops = board_tops(d, network, batch=plan.totals.batch, layouts=layouts, step_cycles=step)
     if isinstance(plan_report.get("generated"), dict):
         plan_report = {**plan_report, "generated": {**plan_report["generated"],
                                                     "store": store_figures(layouts)}}
