@@ -101,6 +101,45 @@ def test_split_layer_traffic_reaches_the_links():
         assert link.cycles == words
 
 
+@pytest.mark.parametrize("strategy", ["fpdeep", "optimal"])
+def test_link_bytes_are_what_the_generated_links_carry_where_a_layer_spans_three_boards(
+        tmp_path, strategy):
+    """The reference is the generated design's task graph: every link task's bytes, per hop
+    and direction. A layer split over three boards sends each slice's raw partial input
+    errors to the board its input is held on, where they are added: the link next to it
+    carries two of them (the chain model alone counts one a cut: 5,888 bytes, not 8,960)."""
+    from dataclasses import replace
+
+    from golden_nets import OnnxNet
+
+    from fpdeep.design.lower import lower
+    from fpdeep.planning.boards import get_board
+    from fpdeep.schedule.tasks import link_hops, schedule
+
+    net = OnnxNet((4, 8, 8), seed=5)
+    for channels in (8, 48, 8):
+        net.conv(channels, 3, pads=(1, 1, 1, 1))
+        net.relu()
+    net.flatten()
+    net.fc(10)
+    network = net.load(tmp_path / "net.onnx")[0]
+    board = replace(get_board("zcu102"), dsp=64)
+    result = plan(network, make_cluster(board=board, boards=4), batch=2, strategy=strategy)
+    boards_of_conv5 = [b.index for b in result.boards for s in b.slices
+                       if s.slice.layer == "conv5"]
+    if strategy == "fpdeep":
+        assert boards_of_conv5 == [0, 1, 2]
+    carried = {(a, a + s): 0 for a in range(4) for s in (-1, 1)}
+    for task in schedule(lower(network, result), network, batch=1).tasks:
+        if task.kind == "link":
+            for hop in link_hops(task):
+                carried[hop] += task.bytes
+    assert [link.bytes_forward for link in result.links] == [carried[b, b + 1] for b in range(3)]
+    assert [link.bytes_backward for link in result.links] == [carried[b + 1, b] for b in range(3)]
+    if strategy == "fpdeep":
+        assert result.links[0].bytes_backward == 8_960
+
+
 def test_pixel_lanes_what_if_lowers_the_spatial_floor():
     # One 3x3 conv on 16x16: with channel lanes only, an image takes at least 9 * 16 * 16 cycles.
     b = NetBuilder((4, 16, 16))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -51,6 +52,7 @@ class ChainLayer:
     in_channels: int
     stash_images: int  # images whose input waits on chip between FP and WG
     groups: int = 1  # a grouped conv's groups (co / groups output channels each)
+    input_home: int = 0  # position after the channel its input is held with (0: the input's)
 
     def shapes(self, n: int) -> list[EngineShape]:
         """The FP, BP (when any) and WG loop nests of an n-channel slice."""
@@ -121,6 +123,9 @@ class ChainModel:
     barriers: tuple[int, ...] = ()
     # the non-compute layers' units (see `unit_loads`)
     units: tuple[UnitLoad, ...] = ()
+    # bytes of one error word and of one raw partial input error (an accumulator)
+    word_bytes: int = 2
+    partial_bytes: int = 6
 
     def unit_floor(self, pixel_lanes: int = 1) -> int:
         """The II no cut can beat: the busiest unit's cycles per image."""
@@ -179,6 +184,7 @@ def chain_model(network: Network, *, precision: int, pipelining: str,
     needs_bp = needs_input_error(network)
     barriers = batch_barriers(network)
     last_barrier = max(barriers, default=-1)
+    _, made_at = layer_anchors(network)
     layers: list[ChainLayer] = []
     offset = 0
     count = len(compute)
@@ -200,6 +206,7 @@ def chain_model(network: Network, *, precision: int, pipelining: str,
                 in_channels=ci_all,
                 stash_images=stash,
                 groups=nest.attrs.groups,
+                input_home=_held_after(layers, made_at.get(layer.inputs[0], -1)),
             )
         )
         offset += co
@@ -209,7 +216,41 @@ def chain_model(network: Network, *, precision: int, pipelining: str,
     extra = ACCUMULATOR_BITS[precision] // 8 - scale
     return ChainModel(network.name, tuple(layers), forward * scale,
                       backward * scale + partial * extra, barriers,
-                      unit_loads(network, needs_bp))
+                      unit_loads(network, needs_bp), scale, scale + extra)
+
+
+def _held_after(layers: list[ChainLayer], made_at: int) -> int:
+    """The position after the channel a tensor made at compute layer ``made_at`` is held with
+    (its producer's last; ``lower.tensor_homes``), 0 for the network's input."""
+    return 0 if made_at < 0 else layers[made_at].offset + layers[made_at].co
+
+
+def split_partial_bytes(chain: ChainModel, cuts: Sequence[int]) -> np.ndarray:
+    """Backward bytes per image on each link (after board b) beyond the chain model's, from
+    the layers split over several boards.
+
+    The chain model counts one raw partial input error across each cut inside a layer, as if
+    every board added the partial coming from its neighbour to its own. The generated design
+    sends every slice's partial on its own to the board where the layer's input is held, whose
+    psum unit adds them: a link carries the partials of every slice beyond it.
+    """
+    bounds = np.asarray(cuts[1:-1])
+    extra = np.zeros(len(bounds), dtype=np.int64)
+
+    def board_of(position: int) -> int:
+        return int(np.searchsorted(bounds, position, side="right"))
+
+    for layer in chain.layers:
+        first, last = board_of(layer.offset), board_of(layer.offset + layer.co - 1)
+        if not layer.has_bp or first == last:
+            continue
+        home = board_of(layer.input_home - 1) if layer.input_home else 0
+        for b in range(first, last + 1):  # each board's slice, to the home
+            extra[home:b] += layer.in_elems * chain.partial_bytes
+        for link in range(home, last):  # what the model counted there
+            inside = layer.offset < bounds[link] < layer.offset + layer.co
+            extra[link] -= layer.in_elems * (chain.partial_bytes if inside else chain.word_bytes)
+    return extra
 
 
 @dataclass(frozen=True)
@@ -514,7 +555,9 @@ class _Search:
         return None
 
     def feasible(self, ii: int) -> list[int] | None:
-        """Greedy cuts at this II when the remaining boards can take link-feasible cuts too."""
+        """Greedy cuts at this II when the remaining boards can take link-feasible cuts too,
+        and their links carry the partial errors of the layers they split (greedy counts one
+        a cut: how many cross a link depends on the cuts after it)."""
         cuts = self.greedy(ii)
         if cuts is None:
             return None
@@ -522,6 +565,14 @@ class _Search:
         if missing:
             free = np.nonzero(self.spare_cuts(ii))[0]
             if np.count_nonzero(~np.isin(free, cuts)) < missing:
+                return None
+        extra = split_partial_bytes(self.chain, cuts)
+        for b in np.nonzero(extra)[0]:
+            c = self.cluster
+            rate = perf.link_rate(gbps=c.link_gbps[b], clock_mhz=c.clock_mhz,
+                                  data_bits=c.precision, port_bits=c.link_port_bits)
+            carried = int(self.link_bytes[cuts[b + 1]] + extra[b])
+            if perf.link_cycles(bytes_per_image=carried, rate=rate) > ii:
                 return None
         return cuts
 

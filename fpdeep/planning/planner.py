@@ -32,6 +32,7 @@ from fpdeep.planning.partition import (
     cuts_exist,
     partition_fpdeep,
     partition_optimal,
+    split_partial_bytes,
 )
 from fpdeep.planning.resources import (
     ENGINE_MODULE,
@@ -256,9 +257,10 @@ def evaluate(
         )
 
     links = []
+    partials = split_partial_bytes(chain, cuts)
     for b in range(n - 1):
         fwd = int(chain.forward_bytes[cuts[b + 1]]) + extra_link[b]
-        bwd = int(chain.backward_bytes[cuts[b + 1]]) + extra_link[b]
+        bwd = int(chain.backward_bytes[cuts[b + 1]] + partials[b]) + extra_link[b]
         rate = cluster.link_rate(b)
         cycles = perf.link_cycles(bytes_per_image=max(fwd, bwd), rate=rate)
         links.append(LinkPlan(b, b + 1, fwd, bwd, cluster.link_gbps[b], cycles, rate))
