@@ -3,9 +3,9 @@
 Each graph is resized (`fpdeep resize`) to the smallest of 32, 64, 96 its pools leave non-empty,
 built on VCU118-sized boards cut to 256 DSPs (`tests/boards/vcu118_sim.toml`: few MAC lanes, so
 that Verilator builds the cluster in minutes; BatchNormalization on batch statistics, what may go
-off chip kept there) and simulated for one step of batch 2 with `fpdeep sim`, which checks every
-tensor bit for bit against the golden model. Prints a row a graph as it finishes, then a
-Markdown table.
+off chip kept there) and simulated for one step of batch 2 with `fpdeep sim --host native`,
+which checks every tensor bit for bit against the golden model. Prints a row a graph as it
+finishes, then a Markdown table.
 
     python bench/zoo_sim.py [--models squeezenet,vgg19] [--boards 4] [--batch 2] [--keep DIR]
 """
@@ -48,7 +48,8 @@ def one(name: str, folder: Path, boards: int, batch: int) -> dict:
         ("build", ("build", str(model), "--board-file", str(BOARD), "--boards", str(boards),
                    "--partition", "optimal", "--off-chip", "weights,grads,stash",
                    "--batch", str(batch), "-o", str(folder / name))),
-        ("sim", ("sim", str(folder / name), "--steps", "1", "--batch", str(batch))),
+        ("sim", ("sim", str(folder / name), "--steps", "1", "--batch", str(batch),
+                 "--host", "native")),
     ]
     for what, args in steps:
         row[f"{what}_s"], error = fpdeep(*args)
