@@ -469,7 +469,13 @@ def memory_ok(storage: Storage, limits: _Limits, ii: int, clock_mhz: float, gbps
 
 
 class _Search:
-    """Feasibility of an II for a fixed chain and cluster (the optimal strategy's inner loop)."""
+    """Feasibility of an II for a fixed chain and cluster (the optimal strategy's inner loop).
+
+    Its links carry the chain model's traffic, one raw partial error a cut inside a layer; the
+    plan's links also carry the partials every further slice sends (`split_partial_bytes`),
+    which depend on the cuts after a link, so the greedy search cannot count them. Where a layer
+    spans three boards, or its input is held on a board before its first slice, the plan's II
+    can be higher than the one searched for, and other cuts lower."""
 
     def __init__(self, chain: ChainModel, cluster: Cluster) -> None:
         self.chain = chain
@@ -555,9 +561,7 @@ class _Search:
         return None
 
     def feasible(self, ii: int) -> list[int] | None:
-        """Greedy cuts at this II when the remaining boards can take link-feasible cuts too,
-        and their links carry the partial errors of the layers they split (greedy counts one
-        a cut: how many cross a link depends on the cuts after it)."""
+        """Greedy cuts at this II when the remaining boards can take link-feasible cuts too."""
         cuts = self.greedy(ii)
         if cuts is None:
             return None
@@ -565,14 +569,6 @@ class _Search:
         if missing:
             free = np.nonzero(self.spare_cuts(ii))[0]
             if np.count_nonzero(~np.isin(free, cuts)) < missing:
-                return None
-        extra = split_partial_bytes(self.chain, cuts)
-        for b in np.nonzero(extra)[0]:
-            c = self.cluster
-            rate = perf.link_rate(gbps=c.link_gbps[b], clock_mhz=c.clock_mhz,
-                                  data_bits=c.precision, port_bits=c.link_port_bits)
-            carried = int(self.link_bytes[cuts[b + 1]] + extra[b])
-            if perf.link_cycles(bytes_per_image=carried, rate=rate) > ii:
                 return None
         return cuts
 

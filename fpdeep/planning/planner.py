@@ -703,13 +703,23 @@ def with_banks_spread(network: Network, planned: Plan, design: Design,
         spread = evaluate(chain, cluster, cuts, strategy="optimal", batch=batch)
         # lanes enough for the II: a slice spread thin over a full DSP budget gets shallow
         # per-lane banks, each a whole RAM
-        caps = _lanes_for(chain, cluster, spread, spread.totals.ii_cycles // SPREAD_LANE_SLACK)
+        caps = _lanes_for(chain, cluster, spread, _work_ii(chain, spread) // SPREAD_LANE_SLACK)
         if caps:
             spread = evaluate(chain, cluster.with_dsp_caps(caps), cuts, strategy="optimal",
                               batch=batch)
     except DoesNotFit:
         return None
     return replace(spread, strategy=planned.strategy)
+
+
+def _work_ii(chain: ChainModel, planned: Plan) -> int:
+    """The II the boards' own work sets: their engines, units and off-chip memory, not the
+    links or the batch barriers. Lanes sized to a longer II a link or barrier sets would not
+    make it shorter, but would make each image's way through the chain longer, and a barrier
+    waits for the whole batch to take that way."""
+    lanes = planned.cluster.pixel_lanes
+    return max([max(b.compute_cycles, b.memory_cycles) for b in planned.boards]
+               + [u.scaled(u.cycles, lanes) for u in chain.units])
 
 
 #: Where the boards are cut for engine banks, each board's lanes run its slices in at most
