@@ -297,7 +297,8 @@ def _simulation_arguments(parser: argparse.ArgumentParser, d: dict[str, Any], ru
                         "C++ build, slower to simulate)")
     parser.add_argument("--max-cycles", type=int, default=d["max_cycles"],
                         help=f"cycle limit per {run}; a run beyond it stops naming what still "
-                        "runs")
+                        "runs (default: four times the step the build models, at least "
+                        f"{flow.DEFAULT_MAX_CYCLES:,})")
     _host_arguments(parser, run)
 
 
@@ -433,7 +434,9 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--predictions", metavar="NPZ",
                         help="--infer: where the predictions go (default DIR/run/predictions.npz)")
     parser.add_argument("--max-cycles", type=int, default=d["max_cycles"],
-                        help="cycle limit per step or pass (at the design's clock)")
+                        help="cycle limit per step or pass (at the design's clock; default: "
+                        "four times the step the build models, at least "
+                        f"{flow.DEFAULT_MAX_CYCLES:,})")
 
 
 #: `fpdeep run` options that belong to one kind of run only.

@@ -59,6 +59,7 @@ SIMULATORS = ("verilator", "icarus")
 #: Who drives the boards: the cocotb testbench, or the host program compiled with the
 #: Verilated cluster (Verilator only).
 HOSTS = ("native", "cocotb")
+#: The least default cycle limit of a step or pass (`fpdeep.cosim.run.cycle_limit`).
 DEFAULT_MAX_CYCLES = 2_000_000
 #: Images per simulated step when the batch is random (no --data).
 DEFAULT_RUN_BATCH = 4
@@ -156,7 +157,7 @@ class RunConfig:
     lr: float = 0.05
     seed: int = 0
     simulator: str = "verilator"
-    max_cycles: int = DEFAULT_MAX_CYCLES
+    max_cycles: int | None = None  # None: `fpdeep.cosim.run.cycle_limit`'s default
     data: str | Path | None = None  # npz with x (B, C, H, W) float32 and y (B,) int
     dump_weights: str | Path | None = None
     host: str | None = None  # None: native for more than one step on Verilator, else cocotb
@@ -173,7 +174,8 @@ class RunConfig:
                 raise FpdeepError("--batch and --data exclude each other: the batch is the "
                                   "images of the --data file; drop --batch")
         require_positive_int("--steps", self.steps)
-        require_positive_int("--max-cycles", self.max_cycles)
+        if self.max_cycles is not None:
+            require_positive_int("--max-cycles", self.max_cycles)
         require_non_negative_int("--seed", self.seed)
         require_positive_number("--lr", self.lr)
         check_host(self.host, self.simulator, self.threads)
@@ -205,10 +207,11 @@ class InferConfig:
     simulator: str = "verilator"
     host: str | None = None  # None: native for more than one pass on Verilator, else cocotb
     threads: int = 1
-    max_cycles: int = DEFAULT_MAX_CYCLES
+    max_cycles: int | None = None  # None: `fpdeep.cosim.run.cycle_limit`'s default
 
     def __post_init__(self) -> None:
-        require_positive_int("--max-cycles", self.max_cycles)
+        if self.max_cycles is not None:
+            require_positive_int("--max-cycles", self.max_cycles)
         check_host(self.host, self.simulator, self.threads)
 
     def host_for(self, passes: int) -> str:
@@ -230,7 +233,7 @@ class TrainConfig:
     simulator: str = "verilator"
     host: str | None = None  # None: native for more than one step on Verilator, else cocotb
     threads: int = 1
-    max_cycles: int = DEFAULT_MAX_CYCLES
+    max_cycles: int | None = None  # None: `fpdeep.cosim.run.cycle_limit`'s default
 
     def __post_init__(self) -> None:
         require_positive_int("--epochs", self.epochs)
@@ -238,7 +241,8 @@ class TrainConfig:
             require_positive_int("--batch", self.batch)
         require_positive_number("--lr", self.lr)
         require_non_negative_int("--seed", self.seed)
-        require_positive_int("--max-cycles", self.max_cycles)
+        if self.max_cycles is not None:
+            require_positive_int("--max-cycles", self.max_cycles)
         check_host(self.host, self.simulator, self.threads)
 
     def host_for(self, steps: int) -> str:

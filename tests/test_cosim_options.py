@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -332,3 +334,21 @@ def test_digits_test_split_is_fixed_and_fits_the_example():
         np.concatenate([x, train_x]), np.concatenate([y, train_y]), strict=True))
     assert parts == whole
     assert np.array_equal(load_dataset("digits", network, part="test")[1], y)
+
+
+def test_the_default_cycle_limit_is_four_modelled_steps_and_at_least_two_million(tmp_path):
+    from types import SimpleNamespace
+
+    from fpdeep.cosim.run import cycle_limit
+
+    def build(planned: int, generated: int | None):
+        if generated is not None:
+            (tmp_path / "plan.json").write_text(json.dumps(
+                {"generated": {"batch_cycles": generated}}))
+        plan = SimpleNamespace(totals=SimpleNamespace(batch_cycles=planned))
+        return SimpleNamespace(root=tmp_path, plan=plan)
+
+    assert cycle_limit(build(9_000, None), None) == 2_000_000
+    assert cycle_limit(build(9_000, 2_010_943), None) == 8_043_772  # the generated design's
+    assert cycle_limit(build(3_000_000, 9_000), None) == 12_000_000  # the plan's, if longer
+    assert cycle_limit(build(3_000_000, 9_000), 500) == 500  # --max-cycles as given

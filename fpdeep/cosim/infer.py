@@ -30,7 +30,7 @@ from fpdeep.ops import trainable_refs
 from fpdeep.progress import Progress
 
 from .hosts import run_session
-from .run import Build, initial_weights, load_build, make_batch
+from .run import Build, cycle_limit, initial_weights, load_build, make_batch
 from .session import build_inference_session
 
 if TYPE_CHECKING:
@@ -87,6 +87,7 @@ def infer_on_boards(folder: str | Path, config: InferConfig, *,
     """Run the forward-only program over ``config.data``; write and return the result."""
     root = Path(folder).resolve()
     build = load_build(root)
+    max_cycles = cycle_limit(build, config.max_cycles)
     design, network = build.design, build.network
     data = str(config.data)
     inputs = inference_inputs(build, config, root / "infer")
@@ -95,13 +96,13 @@ def infer_on_boards(folder: str | Path, config: InferConfig, *,
     images = whole_passes(x, batch)
     passes = len(images) // batch
     session = build_inference_session(build, x=images, weights=weights, batch=batch,
-                                      max_cycles=config.max_cycles)
+                                      max_cycles=max_cycles)
     (root / "infer" / RESULT_FILE).unlink(missing_ok=True)
     host = config.host_for(passes)
     started = time.monotonic()
     figures, record = run_session(build, session, root / "infer" / "run", host=host,
                                   simulator=config.simulator, threads=config.threads,
-                                  max_cycles=config.max_cycles, progress=progress,
+                                  max_cycles=max_cycles, progress=progress,
                                   bar=("inferring", passes), unit="pass")
     progress.step("comparing with the golden forward pass")
     scored = score(network, design.numerics, record, x, y, weights)

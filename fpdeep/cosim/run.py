@@ -89,6 +89,23 @@ def load_build(folder: str | Path) -> Build:
     return Build(root, design, plan, info, network)
 
 
+def cycle_limit(build: Build, asked: int | None) -> int:
+    """The cycle limit of a step or pass: ``asked`` (--max-cycles), or by default four times
+    the step the build models for its planned batch (plan.json), at least DEFAULT_MAX_CYCLES:
+    a long design's step is not cut short, a stuck one stops in a few steps' time."""
+    from fpdeep.flow import DEFAULT_MAX_CYCLES
+
+    if asked is not None:
+        return asked
+    modelled = build.plan.totals.batch_cycles
+    try:
+        generated = json.loads((build.root / "plan.json").read_text())["generated"]
+        modelled = max(modelled, int(generated["batch_cycles"]))
+    except (OSError, ValueError, KeyError, TypeError):  # an older or edited plan.json
+        pass
+    return max(DEFAULT_MAX_CYCLES, 4 * modelled)
+
+
 def make_batch(network: Network, *, batch: int, seed: int,
                data: str | Path | None) -> tuple[np.ndarray, np.ndarray]:
     """The batch from ``data`` (npz with x float32 (B,C,H,W), y int64 (B,)) or seeded random."""
@@ -243,6 +260,7 @@ def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None
     root = Path(folder).resolve()
     build = load_build(root)
     design, network = build.design, build.network
+    max_cycles = cycle_limit(build, config.max_cycles)
     if config.dump_weights is not None:
         check_writable_file(config.dump_weights, "--dump-weights")
     x, y = make_batch(network, batch=config.random_batch, seed=config.seed, data=config.data)
@@ -252,7 +270,7 @@ def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None
     frame = frame_beats_for(config.link_ber, design.link_bits) if config.link_ber else None
     links = [replace(lk, frame_beats=frame) if frame else lk for lk in design.links]
     session = build_session(build, x=x, y=y, weights=weights, steps=config.steps,
-                            lr=config.lr, max_cycles=config.max_cycles, checks=host_checks,
+                            lr=config.lr, max_cycles=max_cycles, checks=host_checks,
                             link_faults=LinkFaults.rates(seed=config.seed, ber=config.link_ber,
                                                          drop=config.link_drop),
                             frame_beats=frame)
@@ -261,7 +279,7 @@ def simulate(folder: str | Path, config: RunConfig, *, progress: Progress | None
     started = time.monotonic()
     tb, record = run_session(build, session, root / "sim" / "run", host=config.host_name,
                              simulator=config.simulator, threads=config.threads,
-                             max_cycles=config.max_cycles, progress=say,
+                             max_cycles=max_cycles, progress=say,
                              bar=("simulating", config.steps), pause=host_pause)
     say.step("comparing with the golden model")
     mismatches, losses = compare(network, record, weights, x, y, steps=config.steps,

@@ -46,6 +46,7 @@ from .infer import score, whole_passes
 from .run import (
     Build,
     check_data,
+    cycle_limit,
     first_difference,
     initial_weights,
     load_build,
@@ -350,6 +351,7 @@ def train_on_boards(folder: str | Path, config: TrainConfig, *,
     started = time.monotonic()
     root = Path(folder).resolve()
     build = load_build(root)
+    max_cycles = cycle_limit(build, config.max_cycles)
     design, network = build.design, build.network
     out = root / TRAIN_DIR
     planned = build.plan.totals.batch
@@ -403,13 +405,13 @@ def train_on_boards(folder: str | Path, config: TrainConfig, *,
             picks = [order.pick(k) for k in range(first, last)]
             session = build_training_session(
                 build, x=data.x, y=data.y, order=picks, weights=state.weights, lr=config.lr,
-                batch=batch, max_cycles=config.max_cycles, first=first, total=total,
+                batch=batch, max_cycles=max_cycles, first=first, total=total,
                 test_x=test_images if last == total else None, velocities=state.optimiser)
             follower = _Follower(build, session, picks, data, state, lr=config.lr,
                                  work=out / "run", order=order, epochs=config.epochs)
             got, record = run_session(build, session, out / "run", host=host,
                                       simulator=config.simulator, threads=config.threads,
-                                      max_cycles=config.max_cycles, progress=progress,
+                                      max_cycles=max_cycles, progress=progress,
                                       bar=("training", total), watch=follower)
             follower.advance()
             if follower.error is not None:

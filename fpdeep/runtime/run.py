@@ -21,6 +21,7 @@ from fpdeep.cosim.run import (
     Build,
     _dump_weights,
     compare,
+    cycle_limit,
     initial_weights,
     load_build,
     make_batch,
@@ -88,6 +89,7 @@ def train_on_boards(folder: str | Path, devices: Sequence[str], config: RunConfi
     say = progress or Progress.quiet()
     root = Path(folder).resolve()
     build = load_build(root)
+    max_cycles = cycle_limit(build, config.max_cycles)
     if config.dump_weights is not None:
         check_writable_file(config.dump_weights, "--dump-weights")
     network, design = build.network, build.design
@@ -97,8 +99,8 @@ def train_on_boards(folder: str | Path, devices: Sequence[str], config: RunConfi
     started = time.monotonic()
     with open_devices(build, devices) as transport:
         session = build_session(build, x=x, y=y, weights=weights, steps=config.steps,
-                                lr=config.lr, max_cycles=config.max_cycles)
-        figures, record = _carry_out(build, session, transport, max_cycles=config.max_cycles,
+                                lr=config.lr, max_cycles=max_cycles)
+        figures, record = _carry_out(build, session, transport, max_cycles=max_cycles,
                                      progress=say, label="training", unit="step")
     say.step("comparing with the golden model")
     mismatches, losses = compare(network, record, weights, x, y, steps=config.steps,
@@ -131,6 +133,7 @@ def infer_on_boards(folder: str | Path, devices: Sequence[str], config: InferCon
     say = progress or Progress.quiet()
     root = Path(folder).resolve()
     build = load_build(root)
+    max_cycles = cycle_limit(build, config.max_cycles)
     network = build.network
     inputs = inference_inputs(build, config, root / "run")
     x, y, weights, out_file = inputs.x, inputs.y, inputs.weights, inputs.predictions
@@ -141,8 +144,8 @@ def infer_on_boards(folder: str | Path, devices: Sequence[str], config: InferCon
     started = time.monotonic()
     with open_devices(build, devices) as transport:
         session = build_inference_session(build, x=images, weights=weights, batch=batch,
-                                          max_cycles=config.max_cycles)
-        figures, record = _carry_out(build, session, transport, max_cycles=config.max_cycles,
+                                          max_cycles=max_cycles)
+        figures, record = _carry_out(build, session, transport, max_cycles=max_cycles,
                                      progress=say, label="inferring", unit="pass")
     say.step("comparing with the golden forward pass")
     scored = score(network, build.design.numerics, record, x, y, weights)
