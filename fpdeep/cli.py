@@ -14,6 +14,7 @@ from typing import Any
 
 import fpdeep
 from fpdeep import flow
+from fpdeep.cosim import DEFAULT_MAX_CYCLES
 from fpdeep.datasets import DATASETS
 from fpdeep.errors import FpdeepError, FpdeepWarning
 from fpdeep.files import check_writable_file, write_file
@@ -298,7 +299,7 @@ def _simulation_arguments(parser: argparse.ArgumentParser, d: dict[str, Any], ru
     parser.add_argument("--max-cycles", type=int, default=d["max_cycles"],
                         help=f"cycle limit per {run}; a run beyond it stops naming what still "
                         "runs (default: four times the step the build models, at least "
-                        f"{flow.DEFAULT_MAX_CYCLES:,})")
+                        f"{DEFAULT_MAX_CYCLES:,})")
     _host_arguments(parser, run)
 
 
@@ -436,7 +437,7 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-cycles", type=int, default=d["max_cycles"],
                         help="cycle limit per step or pass (at the design's clock; default: "
                         "four times the step the build models, at least "
-                        f"{flow.DEFAULT_MAX_CYCLES:,})")
+                        f"{DEFAULT_MAX_CYCLES:,})")
 
 
 #: `fpdeep run` options that belong to one kind of run only.

@@ -59,8 +59,6 @@ SIMULATORS = ("verilator", "icarus")
 #: Who drives the boards: the cocotb testbench, or the host program compiled with the
 #: Verilated cluster (Verilator only).
 HOSTS = ("native", "cocotb")
-#: The least default cycle limit of a step or pass (`fpdeep.cosim.run.cycle_limit`).
-DEFAULT_MAX_CYCLES = 2_000_000
 #: Images per simulated step when the batch is random (no --data).
 DEFAULT_RUN_BATCH = 4
 

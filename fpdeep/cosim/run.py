@@ -24,6 +24,7 @@ import numpy as np
 from fpdeep.codegen.layout import board_layouts
 from fpdeep.codegen.ports import frame_beats_for
 from fpdeep.codegen.program import design_figures, instruction_cycles, memory_cycles
+from fpdeep.cosim import DEFAULT_MAX_CYCLES
 from fpdeep.cosim.hosts import run_session
 from fpdeep.cosim.script import LinkFaults
 from fpdeep.cosim.session import build_session
@@ -93,8 +94,6 @@ def cycle_limit(build: Build, asked: int | None) -> int:
     """The cycle limit of a step or pass: ``asked`` (--max-cycles), or by default four times
     the step the build models for its planned batch (plan.json), at least DEFAULT_MAX_CYCLES:
     a long design's step is not cut short, a stuck one stops in a few steps' time."""
-    from fpdeep.flow import DEFAULT_MAX_CYCLES
-
     if asked is not None:
         return asked
     modelled = build.plan.totals.batch_cycles
