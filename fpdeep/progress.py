@@ -13,6 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
+#: A log (not a terminal) gets a bar's changing detail at most this often.
+LOG_DETAIL_S = 60.0
+
 
 class Bar:
     """One task's progress: ``update(done, note)`` with ``done`` out of the bar's ``total``."""
@@ -23,16 +26,22 @@ class Bar:
         self.total = max(total, 1)
         self._task = None
         self._last_note = ""
+        self._logged = time.monotonic()  # when the log last got a line of this bar
 
     def update(self, done: int, note: str = "", *, detail: str = "") -> None:
-        """``detail`` follows the note on a live bar only: a log gets a line when the note
-        changes, so what changes every update (a loss) goes there."""
+        """``detail`` follows the note on a live bar; a log gets a line when the note changes,
+        and the detail (what changes every update: a loss, a cycle count) at most every
+        `LOG_DETAIL_S` seconds."""
         owner = self._owner
         if owner.live is not None and self._task is not None:
             owner.live.update(self._task, completed=done, total=self.total,
                               note=f"{note} {detail}".strip())
         elif note and note != self._last_note:
-            owner.line(f"{self.description}: {note}")
+            owner.line(f"{self.description}: {note} {detail}".rstrip())
+            self._logged = time.monotonic()
+        elif detail and time.monotonic() - self._logged >= LOG_DETAIL_S:
+            owner.line(f"{self.description}: {note} {detail}".strip())
+            self._logged = time.monotonic()
         self._last_note = note
 
 

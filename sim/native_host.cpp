@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <deque>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -38,6 +39,8 @@ constexpr uint64_t END = ~0ULL;
 enum Code : uint64_t { EXCHANGE = 1, CSR_WRITE = 2, CSR_READ = 3, POLL = 4, MARK = 5,
                        FAIL = 6, PROGRESS = 7, IDLE = 8, SEND = 9, RECEIVE = 10 };
 enum Outcome : uint64_t { WANTED = 0, BAD = 1, TIMEOUT = 2 };
+constexpr uint64_t HEARTBEAT_CYCLES = 1 << 16;  // a power of two
+constexpr double HEARTBEAT_S = 10.0;  // the progress file is rewritten at least this often
 
 struct Op {
     uint64_t code, board;
@@ -123,6 +126,10 @@ public:
     }
 
     uint64_t cycle() const { return cycle_; }
+
+    // Called every HEARTBEAT_CYCLES cycles with the cycle count, however long an operation
+    // takes (a step of a large design runs millions of cycles inside one POLL).
+    std::function<void(uint64_t)> heartbeat;
 
     void reset(uint64_t cycles) {
         for (uint64_t k = 0; k < cycles; ++k) tick();
@@ -215,6 +222,7 @@ private:
         top_->clk = 1;
         top_->eval();
         ++cycle_;
+        if ((cycle_ & (HEARTBEAT_CYCLES - 1)) == 0 && heartbeat) heartbeat(cycle_);
         for (size_t k = 0; k < links_.size(); ++k) {
             Link& l = links_[k];
             unsigned fired = pending_[k];
@@ -234,11 +242,40 @@ private:
     uint64_t cycle_ = 0;
 };
 
-void write_progress(const std::string& path, const std::vector<uint64_t>& a) {
-    std::ofstream out(path, std::ios::trunc);
-    out << "{\"step\": " << a.at(0) << ", \"steps\": " << a.at(1) << ", \"task\": " << a.at(2)
-        << ", \"tasks\": 1}";
-}
+// The progress file: the last PROGRESS operation's step (none yet: the host is configuring
+// the boards, loading weights and programs), and the cycle the host had reached when it was
+// written (at the start, at each PROGRESS operation, and every HEARTBEAT_S seconds between).
+class ProgressFile {
+public:
+    explicit ProgressFile(std::string path) : path_(std::move(path)) { write(0); }
+
+    void step(const std::vector<uint64_t>& args, uint64_t cycle) {
+        step_ = args;
+        write(cycle);
+    }
+
+    void beat(uint64_t cycle) {
+        if (std::chrono::duration<double>(std::chrono::steady_clock::now() - written_).count()
+                >= HEARTBEAT_S)
+            write(cycle);
+    }
+
+private:
+    void write(uint64_t cycle) {
+        std::ofstream out(path_, std::ios::trunc);
+        if (step_.empty())
+            out << "{\"configuring\": true, \"cycle\": " << cycle << "}";
+        else
+            out << "{\"step\": " << step_.at(0) << ", \"steps\": " << step_.at(1)
+                << ", \"task\": " << step_.at(2) << ", \"tasks\": 1, \"cycle\": " << cycle
+                << "}";
+        written_ = std::chrono::steady_clock::now();
+    }
+
+    std::string path_;
+    std::vector<uint64_t> step_;
+    std::chrono::steady_clock::time_point written_;
+};
 
 // The outputs file, written as the session runs: answers collect in memory and go to the file
 // at every PROGRESS operation (so Python can follow a long session step by step), the END
@@ -367,6 +404,8 @@ int main(int argc, char** argv) {
                 std::chrono::steady_clock::now() - began).count());
         };
         Outputs out(argv[2]);
+        ProgressFile progress(argv[3]);
+        host.heartbeat = [&](uint64_t cycle) { progress.beat(cycle); };
         auto answer = [&](size_t index, const std::vector<uint64_t>& words) {
             out.answer(index, words);
         };
@@ -397,7 +436,7 @@ int main(int argc, char** argv) {
                 break;
             case PROGRESS:
                 out.flush();
-                write_progress(argv[3], op.args);
+                progress.step(op.args, host.cycle());
                 break;
             case IDLE:
                 host.wait(op.args.at(0));

@@ -102,7 +102,7 @@ class Session:
             step, steps, task = op.args
             self.outputs.flush()
             self.progress.write_text(json.dumps({"step": step, "steps": steps, "task": task,
-                                                 "tasks": 1}))
+                                                 "tasks": 1, "cycle": now()}))
         elif op.name == "POLL":
             address, mask, want, timeout, interval, *bad = op.args
             while True:

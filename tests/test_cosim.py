@@ -114,6 +114,11 @@ def test_native_and_cocotb_hosts_read_back_the_same_words(one_board):
         # up to the failure section, which runs only after a failed step; of a POLL its last
         # value and outcome (when it ended is the host's own timing)
         end = next(k for k, op in enumerate(ops) if op.name == "FAIL")
+        # the progress file: the last step, and the cycle the host had reached then
+        final = json.loads((run / "progress.json").read_text())
+        last_poll = max(answers[k][2] for k, op in enumerate(ops[:end]) if op.name == "POLL")
+        assert final.pop("cycle") >= last_poll
+        assert final == {"step": 1, "steps": 2, "task": 1, "tasks": 1}
         seen[host] = (result["cycles"], [
             (op.name, answers[k][:2] if op.name == "POLL" else answers[k])
             for k, op in enumerate(ops[:end]) if op.name in ("EXCHANGE", "CSR_READ", "POLL")])

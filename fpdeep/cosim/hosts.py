@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,7 @@ def _follow(path: Path, stop: threading.Event, bar: Bar, unit: str,
             watch: Callable[[Bar], None] | None) -> None:
     """Show the host's progress file on ``bar`` (or let ``watch`` follow the run and show it)
     until ``stop`` is set."""
+    speed = _Speed()
     while not stop.wait(0.5):
         if watch is not None:
             watch(bar)
@@ -42,10 +44,35 @@ def _follow(path: Path, stop: threading.Event, bar: Bar, unit: str,
         try:
             p = json.loads(path.read_text())
         except (OSError, ValueError):
-            bar.update(0, "building the simulator")  # no step has started yet
+            bar.update(0, "building the simulator")  # the host has not started yet
+            continue
+        detail = speed.show(p.get("cycle"))
+        if p.get("configuring"):  # before the first step: weights and programs going in
+            bar.update(0, "configuring the boards", detail=detail)
             continue
         bar.total = p["steps"] * p["tasks"]
-        bar.update(p["step"] * p["tasks"] + p["task"], f"{unit} {p['step'] + 1} of {p['steps']}")
+        bar.update(p["step"] * p["tasks"] + p["task"], f"{unit} {p['step'] + 1} of {p['steps']}",
+                   detail=detail)
+
+
+class _Speed:
+    """The simulated cycle a host's progress file reports, and the cycles per second since
+    the file first reported one."""
+
+    def __init__(self) -> None:
+        self.first: tuple[int, float] | None = None
+
+    def show(self, cycle: int | None) -> str:
+        if cycle is None:
+            return ""
+        now = time.monotonic()
+        if self.first is None or cycle < self.first[0]:
+            self.first = (cycle, now)
+        text = f"cycle {cycle:,}"
+        done, seconds = cycle - self.first[0], now - self.first[1]
+        if done and seconds > 0:
+            text += f", {done / seconds:,.0f} cycles/s"
+        return text
 
 
 def cluster_sources(root: Path) -> list[Path]:

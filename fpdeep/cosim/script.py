@@ -53,8 +53,10 @@ OPS = MappingProxyType({
     "MARK": 5,
     # the rest runs only after a failed POLL
     "FAIL": 6,
-    # the host rewrites its progress file: {"step", "steps", "task", "tasks": 1} (task 1: the
-    # step is over)
+    # the host rewrites its progress file: {"step", "steps", "task", "tasks": 1, "cycle"}
+    # (task 1: the step is over; cycle: the host's clock cycle). The native host also writes
+    # it at its start ({"configuring": true, "cycle": 0}) and every 10 s, with the cycle it
+    # has reached, so that a long step or load shows it is moving
     "PROGRESS": 7,
     # let `cycles` clock cycles pass with the host's buses idle
     "IDLE": 8,
