@@ -1,13 +1,14 @@
 """Whether `fpdeep build` takes each light model-zoo graph shipped with onnx: at full size and at
-a reduced input where the graph allows one, on 8 and 16 VCU118s, with the `optimal` partition
-and what may go off chip kept there (`--off-chip weights,grads,stash`). Prints the generated
-design's figures or the reason build gives, as `fpdeep plan` reports them (plan lowers the
-design as build does), then a Markdown table of the same results in a few words each. With
---check, every case that builds is built into a temporary folder
-and each board's RTL linted (`verilator --lint-only -Wall`) and elaborated by Yosys.
+a reduced input where the graph allows one, on 8 and 16 VCU118s (or --board, --boards), with the
+`optimal` partition and what may go off chip kept there (`--off-chip weights,grads,stash`).
+Prints the generated design's figures or the reason build gives, as `fpdeep plan` reports them
+(plan lowers the design as build does), then a Markdown table of the same results in a few words
+each. With --check, every case that builds is built into a temporary folder and each board's RTL
+linted (`verilator --lint-only -Wall`) and elaborated by Yosys.
 
-    python bench/zoo_build.py [--boards 8,16] [--reduced 3,32,32] [--off-chip KINDS]
-        [--partition fpdeep|optimal] [--check]
+    python bench/zoo_build.py [--board vcu118] [--boards 8,16] [--models bvlc_alexnet,...]
+        [--full-only] [--reduced 3,32,32] [--off-chip KINDS] [--partition fpdeep|optimal]
+        [--check]
 """
 
 from __future__ import annotations
@@ -33,9 +34,9 @@ from fpdeep.errors import FpdeepError
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 
 
-def generated(model: Path, boards: int, *extra: str) -> str:
+def generated(model: Path, board: str, boards: int, *extra: str) -> str:
     """The generated design's images/s, or why it cannot be built."""
-    command = [sys.executable, "-m", "fpdeep.cli", "plan", str(model), "--board", "vcu118",
+    command = [sys.executable, "-m", "fpdeep.cli", "plan", str(model), "--board", board,
                "--boards", str(boards), "--json", "-", *extra]
     run = subprocess.run(command, capture_output=True, text=True)
     if run.returncode:
@@ -81,11 +82,11 @@ def _check_board(file_list: Path) -> str:
     return ""
 
 
-def checked(model: Path, boards: int, *extra: str) -> str:
+def checked(model: Path, board: str, boards: int, *extra: str) -> str:
     """Build the design and lint and elaborate every board (two at a time)."""
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
-        command = [sys.executable, "-m", "fpdeep.cli", "build", str(model), "--board", "vcu118",
+        command = [sys.executable, "-m", "fpdeep.cli", "build", str(model), "--board", board,
                    "--boards", str(boards), "-o", f"{tmp}/build", *extra]
         run = subprocess.run(command, capture_output=True, text=True)
         if run.returncode:
@@ -101,7 +102,10 @@ def checked(model: Path, boards: int, *extra: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--board", default="vcu118", help="the board (default vcu118)")
     parser.add_argument("--boards", default="8,16", help="board counts to try (default 8,16)")
+    parser.add_argument("--models", help="comma-separated graph names (default: all nine)")
+    parser.add_argument("--full-only", action="store_true", help="full size only")
     parser.add_argument("--reduced", default="3,32,32", help="the reduced input C,H,W")
     parser.add_argument("--off-chip", default="weights,grads,stash",
                         help="what build may keep off chip (default: all it can)")
@@ -111,18 +115,23 @@ def main() -> None:
     args = parser.parse_args()
     options = ("--off-chip", args.off_chip, "--partition", args.partition)
     counts = [int(n) for n in args.boards.split(",")]
-    cases = [(f"{size}, {boards} x VCU118", boards, extra) for boards in counts
-             for size, extra in (("full size", options),
-                                 (f"input {args.reduced}, batch 4",
-                                  (*options, "--input-shape", args.reduced, "--batch", "4")))]
+    sizes = [("full size", options)]
+    if not args.full_only:
+        sizes.append((f"input {args.reduced}, batch 4",
+                      (*options, "--input-shape", args.reduced, "--batch", "4")))
+    cases = [(f"{size}, {boards} x {args.board}", boards, extra) for boards in counts
+             for size, extra in sizes]
+    models = sorted(LIGHT.glob("light_*.onnx"))
+    if args.models:
+        models = [LIGHT / f"light_{name}.onnx" for name in args.models.split(",")]
     table = []
-    for model in sorted(LIGHT.glob("light_*.onnx")):
+    for model in models:
         print(model.stem)
         row = [model.stem.removeprefix("light_")]
         for what, boards, extra in cases:
-            result = generated(model, boards, *extra)
+            result = generated(model, args.board, boards, *extra)
             if args.check and result.startswith("builds"):
-                result += "; " + checked(model, boards, *extra)
+                result += "; " + checked(model, args.board, boards, *extra)
             row.append(short(result) + ("" if "all " in result or not args.check
                                           or not result.startswith("builds")
                                           else " (fails the check)"))
