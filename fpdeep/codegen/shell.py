@@ -481,19 +481,20 @@ def _zynq(b: _Builder, top: dict[str, str]) -> None:
 def shell_design(d: Design, bd: BoardDesign, board: Board, *, sides: list[str],
                  clock_mhz: float) -> Shell:
     """The shell of board ``bd`` (a ``board``, neighbours towards ``sides``) at the plan's
-    ``clock_mhz``; FpdeepError when the board file lacks what it needs."""
+    ``clock_mhz``; FpdeepError saying why when the board file lacks what it needs (the
+    caller names the board)."""
     shell = board.shell
     if board.shell_note or shell is None:
-        raise FpdeepError(f"board {bd.index} ({board.name}): {board.shell_note}")
+        raise FpdeepError(board.shell_note)
     if len(sides) == 2 and shell.gt["east"].refclk == shell.gt["west"].refclk:
         raise FpdeepError(
-            f"board {bd.index} ({board.name}): not yet supported: both neighbours' Aurora "
+            f"not yet supported: both neighbours' Aurora "
             f"cores on GT quad {shell.gt['east'].quad} share one reference clock "
             f"({shell.gt['east'].refclk.p}/{shell.gt['east'].refclk.n}); a chain of two "
             "boards, or a board file with separate reference clocks, builds")
     if bd.dram_bits:
-        raise FpdeepError(f"board {bd.index} ({board.name}): not yet supported: a shell for "
-                          "a board that keeps tensors off chip (its memory controller)")
+        raise FpdeepError("not yet supported: a shell for a board that keeps tensors off chip "
+                          "(its memory controller)")
     b = _Builder()
     b.port("input", "clk_ref_p")
     b.port("input", "clk_ref_n")

@@ -30,25 +30,49 @@ SHELL_LIBRARY = (RESET_SYNC.path,)
 @dataclass(frozen=True)
 class VendorProjects:
     files: dict[str, str]  # path in the build folder -> text
-    notes: tuple[str, ...]  # one line per board without a project
+    notes: tuple[str, ...]  # why boards get no project, a line per reason
 
 
 def board_notes(d: Design, plan: Plan) -> list[str]:
-    """Why each board that gets no Vivado project gets none (empty when all do)."""
-    return [note for _, note, _ in _shells(d, plan)]
+    """Why the boards that get no Vivado project get none, a line per reason (empty when all
+    get one)."""
+    return _notes(_shells(d, plan))
 
 
 def _shells(d: Design, plan: Plan) -> list[tuple[int, str, Shell | None]]:
+    """Each board's shell, or (board, why it has none, None)."""
     out = []
     for bd, board in zip(d.boards, plan.cluster.boards, strict=True):
         try:
             shell = shell_design(d, bd, board, sides=neighbour_sides(bd.index, len(d.boards)),
                                  clock_mhz=plan.cluster.clock_mhz)
         except FpdeepError as exc:
-            out.append((bd.index, f"no Vivado project: {exc}", None))
+            out.append((bd.index, f"({board.name}): {exc}", None))
             continue
         out.append((bd.index, "", shell))
     return out
+
+
+def _notes(shells: list[tuple[int, str, Shell | None]]) -> list[str]:
+    """A line per reason boards get no project, naming the boards it holds for: a chain of 64
+    boards without shell tables is one line."""
+    reasons: dict[str, list[int]] = {}
+    for index, why, shell in shells:
+        if shell is None:
+            reasons.setdefault(why, []).append(index)
+    return [f"no Vivado project: board{'s' if len(boards) > 1 else ''} {_board_list(boards)} "
+            f"{why}" for why, boards in reasons.items()]
+
+
+def _board_list(boards: list[int]) -> str:
+    """'0-3, 5, 7-9' for boards 0, 1, 2, 3, 5, 7, 8, 9 (in order)."""
+    runs: list[list[int]] = []
+    for b in boards:
+        if runs and b == runs[-1][-1] + 1:
+            runs[-1].append(b)
+        else:
+            runs.append([b])
+    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 2 else ", ".join(map(str, r)) for r in runs)
 
 
 def _edalize(name: str, top: str, files: list[tuple[str, str]], part: str) -> dict[str, str]:
@@ -71,11 +95,10 @@ def project_files(d: Design, plan: Plan, *, board_sources: Sequence[str]) -> Ven
     """The vendor project files of every board; ``board_sources`` are a board's RTL files
     before its top, relative to ``rtl/board_<i>/``."""
     files: dict[str, str] = {}
-    notes: list[str] = []
     built: list[int] = []
-    for index, note, shell in _shells(d, plan):
+    shells = _shells(d, plan)
+    for index, _, shell in shells:
         if shell is None:
-            notes.append(note)
             continue
         board = plan.cluster.boards[index]
         folder = f"vivado/board_{index}"
@@ -98,4 +121,4 @@ def project_files(d: Design, plan: Plan, *, board_sources: Sequence[str]) -> Ven
             files[f"{folder}/{name}"] = text
         built.append(index)
     files["Makefile"] = render("bitstreams.mk.j2", {"boards": built, "jobs": VIVADO_JOBS})
-    return VendorProjects(files, tuple(notes))
+    return VendorProjects(files, tuple(_notes(shells)))
