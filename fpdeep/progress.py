@@ -36,11 +36,9 @@ class Bar:
         if owner.live is not None and self._task is not None:
             owner.live.update(self._task, completed=done, total=self.total,
                               note=f"{note} {detail}".strip())
-        elif note and note != self._last_note:
+        elif ((note and note != self._last_note)
+              or (detail and time.monotonic() - self._logged >= LOG_DETAIL_S)):
             owner.line(f"{self.description}: {note} {detail}".rstrip())
-            self._logged = time.monotonic()
-        elif detail and time.monotonic() - self._logged >= LOG_DETAIL_S:
-            owner.line(f"{self.description}: {note} {detail}".strip())
             self._logged = time.monotonic()
         self._last_note = note
 

@@ -488,7 +488,7 @@ def shell_design(d: Design, bd: BoardDesign, board: Board, *, sides: list[str],
         raise FpdeepError(board.shell_note)
     if len(sides) == 2 and shell.gt["east"].refclk == shell.gt["west"].refclk:
         raise FpdeepError(
-            f"not yet supported: both neighbours' Aurora "
+            "not yet supported: both neighbours' Aurora "
             f"cores on GT quad {shell.gt['east'].quad} share one reference clock "
             f"({shell.gt['east'].refclk.p}/{shell.gt['east'].refclk.n}); a chain of two "
             "boards, or a board file with separate reference clocks, builds")
