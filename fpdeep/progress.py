@@ -17,6 +17,11 @@ from typing import TextIO
 LOG_DETAIL_S = 60.0
 
 
+def _joined(note: str, detail: str) -> str:
+    """A bar's note and detail as one phrase: ``step 1 of 2, cycle 4,096``."""
+    return ", ".join(part for part in (note, detail) if part)
+
+
 class Bar:
     """One task's progress: ``update(done, note)`` with ``done`` out of the bar's ``total``."""
 
@@ -35,10 +40,10 @@ class Bar:
         owner = self._owner
         if owner.live is not None and self._task is not None:
             owner.live.update(self._task, completed=done, total=self.total,
-                              note=f"{note} {detail}".strip())
+                              note=_joined(note, detail))
         elif ((note and note != self._last_note)
               or (detail and time.monotonic() - self._logged >= LOG_DETAIL_S)):
-            owner.line(f"{self.description}: {note} {detail}".rstrip())
+            owner.line(f"{self.description}: {_joined(note, detail)}")
             self._logged = time.monotonic()
         self._last_note = note
 

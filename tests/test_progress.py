@@ -23,14 +23,14 @@ def test_a_log_gets_a_line_a_note_and_the_detail_at_most_every_interval(monkeypa
         bar.update(0, "step 1 of 2", detail="cycle 20")
         bar.update(1, "step 2 of 2")
     assert log.getvalue().splitlines() == [
-        "  simulating: step 1 of 2 cycle 0", "  simulating: step 1 of 2 cycle 20",
+        "  simulating: step 1 of 2, cycle 0", "  simulating: step 1 of 2, cycle 20",
         "  simulating: step 2 of 2"]
 
 
 @pytest.mark.parametrize("content, line", [
     (None, "run: building the simulator"),
-    ({"configuring": True, "cycle": 1_048_576}, "run: configuring the boards cycle 1,048,576"),
-    ({"step": 2, "steps": 5, "task": 0, "tasks": 1, "cycle": 7}, "run: step 3 of 5 cycle 7"),
+    ({"configuring": True, "cycle": 1_048_576}, "run: configuring the boards, cycle 1,048,576"),
+    ({"step": 2, "steps": 5, "task": 0, "tasks": 1, "cycle": 7}, "run: step 3 of 5, cycle 7"),
     ({"step": 2, "steps": 5, "task": 0, "tasks": 1}, "run: step 3 of 5"),  # an older host's
 ])
 def test_the_hosts_progress_file_is_shown_on_the_bar(tmp_path, content, line):
