@@ -268,7 +268,7 @@ private:
         else
             out << "{\"step\": " << step_.at(0) << ", \"steps\": " << step_.at(1)
                 << ", \"task\": " << step_.at(2) << ", \"tasks\": 1, \"cycle\": " << cycle
-                << "}";
+                << (step_.size() > 3 && step_[3] == 1 ? ", \"reading\": true}" : "}");
         written_ = std::chrono::steady_clock::now();
     }
 

@@ -99,10 +99,11 @@ class Session:
         elif op.name == "IDLE":
             await ClockCycles(board.tx.clock, op.args[0])
         elif op.name == "PROGRESS":
-            step, steps, task = op.args
+            step, steps, task, *reading = op.args
             self.outputs.flush()
             self.progress.write_text(json.dumps({"step": step, "steps": steps, "task": task,
-                                                 "tasks": 1, "cycle": now()}))
+                                                 "tasks": 1, "cycle": now(),
+                                                 **({"reading": True} if reading == [1] else {})}))
         elif op.name == "POLL":
             address, mask, want, timeout, interval, *bad = op.args
             while True:

@@ -32,6 +32,8 @@ def test_a_log_gets_a_line_a_note_and_the_detail_at_most_every_interval(monkeypa
     ({"configuring": True, "cycle": 1_048_576}, "run: configuring the boards, cycle 1,048,576"),
     ({"step": 2, "steps": 5, "task": 0, "tasks": 1, "cycle": 7}, "run: step 3 of 5, cycle 7"),
     ({"step": 2, "steps": 5, "task": 0, "tasks": 1}, "run: step 3 of 5"),  # an older host's
+    ({"step": 0, "steps": 1, "task": 0, "tasks": 1, "cycle": 9, "reading": True},
+     "run: step 1 of 1, reading back, cycle 9"),
 ])
 def test_the_hosts_progress_file_is_shown_on_the_bar(tmp_path, content, line):
     path = tmp_path / "progress.json"

@@ -51,8 +51,15 @@ def _follow(path: Path, stop: threading.Event, bar: Bar, unit: str,
             bar.update(0, "configuring the boards", detail=detail)
             continue
         bar.total = p["steps"] * p["tasks"]
-        bar.update(p["step"] * p["tasks"] + p["task"], f"{unit} {p['step'] + 1} of {p['steps']}",
+        bar.update(p["step"] * p["tasks"] + p["task"],
+                   step_note(unit, p["step"], p["steps"], reading=p.get("reading", False)),
                    detail=detail)
+
+
+def step_note(unit: str, step: int, steps: int, *, reading: bool) -> str:
+    """What a bar says at a host's PROGRESS operation: ``step 2 of 5`` (``, reading back``
+    once the step has ended and its results are on their way back to the host)."""
+    return f"{unit} {step + 1} of {steps}" + (", reading back" if reading else "")
 
 
 class _Speed:

@@ -63,6 +63,8 @@ if TYPE_CHECKING:
 
 #: Cycles between two reads of STATUS while a step runs.
 POLL_INTERVAL = 64
+#: PROGRESS's fourth argument once a step has ended: the host is reading its results back.
+READING_BACK = 1
 #: Cycles the hosts hold reset before the session begins.
 RESET_CYCLES = 6
 #: Cycles after a refused packet's status beat until the CSR shows its error code: fpdeep_host
@@ -520,6 +522,7 @@ def build_session(build: Build, *, x: np.ndarray, y: np.ndarray,
     for step in range(steps):
         b.s.add(Op("PROGRESS", 0, (step, steps, 0)))
         b.step(number=step)
+        b.s.add(Op("PROGRESS", 0, (step, steps, 0, READING_BACK)))
         b.record(step)
     if checks.get("infer"):
         b.s.infer = b.infer()
@@ -565,6 +568,7 @@ def build_training_session(build: Build, *, x: np.ndarray, y: np.ndarray,
     for k, pick in enumerate(order):
         b.s.add(Op("PROGRESS", 0, (first + k, total, 0)))
         b.step(pick, number=first + k, counters=False)
+        b.s.add(Op("PROGRESS", 0, (first + k, total, 0, READING_BACK)))
         reads = {**b.read_weights(), "logits": b.read_logits()}
         b.s.train.append(StepReads(reads, len(b.s.ops) - 1))
     if test_x is not None:

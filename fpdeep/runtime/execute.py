@@ -14,8 +14,8 @@ from fpdeep.hwlib.protocol import HEADER, HOST_OPCODES
 
 from .transport import Transport
 
-#: Called with (step, steps, task) at each PROGRESS operation.
-ProgressCallback = Callable[[int, int, int], None]
+#: Called with PROGRESS's arguments (step, steps, task[, reading]) at each PROGRESS operation.
+ProgressCallback = Callable[..., None]
 
 
 def answer_limit(beats: tuple[int, ...]) -> int:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fpdeep.cosim.hosts import step_note
 from fpdeep.cosim.run import (
     Build,
     _dump_weights,
@@ -26,7 +27,13 @@ from fpdeep.cosim.run import (
     load_build,
     make_batch,
 )
-from fpdeep.cosim.session import Session, build_inference_session, build_session, decode
+from fpdeep.cosim.session import (
+    READING_BACK,
+    Session,
+    build_inference_session,
+    build_session,
+    decode,
+)
 from fpdeep.errors import FpdeepError
 from fpdeep.files import check_writable_file, write_file
 from fpdeep.progress import Progress
@@ -70,9 +77,9 @@ def _carry_out(build: Build, session: Session, transport: Transport, *, max_cycl
                                                                     dict[str, np.ndarray]]:
     """Run ``session`` on the boards: (the host's figures, every traced tensor)."""
     with progress.bar(label, 1) as bar:
-        def show(step: int, steps: int, task: int) -> None:
+        def show(step: int, steps: int, task: int, reading: int = 0) -> None:
             bar.total = steps
-            bar.update(step + task, f"{unit} {step + 1} of {steps}")
+            bar.update(step + task, step_note(unit, step, steps, reading=reading == READING_BACK))
 
         outputs = execute(session.script(), transport, progress=show)
     figures, record = decode(session, outputs, max_cycles=max_cycles)
