@@ -137,9 +137,39 @@ public:
         tick();
     }
 
-    std::vector<uint64_t> exchange(uint64_t board, const std::vector<uint64_t>& beats) {
-        send(board, beats);
-        return receive(board, ~0ULL);
+    // The packets of consecutive EXCHANGE operations, every board's sent in their order but
+    // boards side by side, as a host's DMA channels do: in such a run no step is running and
+    // no board reads what another writes, so only each board's own order matters (loading or
+    // reading back a large design then takes its busiest board's time, not the sum). The
+    // answers in the order the packets were given.
+    std::vector<std::vector<uint64_t>> exchange_each(
+            const std::vector<std::pair<uint64_t, const std::vector<uint64_t>*>>& packets) {
+        std::vector<std::vector<uint64_t>> answers(packets.size());
+        std::vector<std::deque<size_t>> queued(links_.size());
+        for (size_t i = 0; i < packets.size(); ++i) queued.at(packets[i].first).push_back(i);
+        constexpr size_t NONE = ~size_t{0};
+        std::vector<size_t> busy(links_.size(), NONE);  // the packet in flight on each board
+        size_t left = packets.size();
+        while (left > 0) {
+            for (size_t b = 0; b < links_.size(); ++b) {
+                Link& l = links_[b];
+                if (busy[b] != NONE && l.tx == nullptr && !l.frames.empty()) {
+                    answers[busy[b]] = std::move(l.frames.front());
+                    l.frames.pop_front();
+                    busy[b] = NONE;
+                    --left;
+                }
+                if (busy[b] == NONE && !queued[b].empty()) {
+                    busy[b] = queued[b].front();
+                    queued[b].pop_front();
+                    l.tx = packets[busy[b]].second;
+                    l.sent = 0;
+                    drive_tx(l);
+                }
+            }
+            if (left > 0) tick();
+        }
+        return answers;
     }
 
     // Every beat of the packet taken by the board (tlast on the last).
@@ -421,9 +451,16 @@ int main(int argc, char** argv) {
                 continue;
             }
             switch (op.code) {
-            case EXCHANGE:
-                answer(k, host.exchange(op.board, op.args));
+            case EXCHANGE: {  // with the EXCHANGEs that follow it, boards side by side
+                std::vector<std::pair<uint64_t, const std::vector<uint64_t>*>> packets;
+                size_t last = k;
+                for (; last < script.ops.size() && script.ops[last].code == EXCHANGE; ++last)
+                    packets.emplace_back(script.ops[last].board, &script.ops[last].args);
+                std::vector<std::vector<uint64_t>> answers = host.exchange_each(packets);
+                for (size_t i = 0; i < answers.size(); ++i) answer(k + i, answers[i]);
+                k = last - 1;
                 break;
+            }
             case CSR_WRITE:
                 host.csr_write(op.board, op.args.at(0), op.args.at(1));
                 break;

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, RisingEdge, Timer
+from cocotb.triggers import ClockCycles, RisingEdge, Timer, gather
 from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiStreamBus, AxiStreamSink, AxiStreamSource
 from fpdeep_tb import PERIOD_NS, tb_args
@@ -78,18 +78,40 @@ class Session:
             if op.name == "FAIL":
                 if failed is None:
                     break
+            elif op.name == "EXCHANGE":
+                index = await self.exchanges(index)
             elif await self.do(index, op) and failed is None:
                 failed = index
                 index = next(k for k, o in enumerate(ops) if o.name == "FAIL")
             index += 1
         return failed
 
+    async def exchanges(self, first: int) -> int:
+        """The EXCHANGE at ``first`` and those right after it, every board's packets in their
+        order but boards side by side, as the native host does (in such a run no step runs
+        and no board reads what another writes); the index of the last."""
+        ops = self.script.ops
+        last = first
+        while last + 1 < len(ops) and ops[last + 1].name == "EXCHANGE":
+            last += 1
+        queues: dict[int, list[int]] = {}
+        for k in range(first, last + 1):
+            queues.setdefault(ops[k].board, []).append(k)
+        answers = {}
+
+        async def send(board: int, indices: list[int]) -> None:
+            for k in indices:
+                answers[k] = await self.boards[board].exchange(ops[k].args)
+
+        await gather(*(send(board, indices) for board, indices in queues.items()))
+        for k in range(first, last + 1):
+            self.outputs.answer(k, answers[k])
+        return last
+
     async def do(self, index: int, op) -> bool:
-        """One operation; True when it is a POLL that failed."""
+        """One operation (not an EXCHANGE); True when it is a POLL that failed."""
         board = self.boards[op.board]
-        if op.name == "EXCHANGE":
-            self.outputs.answer(index, await board.exchange(op.args))
-        elif op.name == "CSR_WRITE":
+        if op.name == "CSR_WRITE":
             await board.csr.write_dword(*op.args)
         elif op.name == "CSR_READ":
             self.outputs.answer(index, (await board.read(op.args[0]),))

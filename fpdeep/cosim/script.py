@@ -39,7 +39,9 @@ END = NONE = (1 << 64) - 1
 #: Operation codes and what each does; its arguments follow in this order.
 OPS = MappingProxyType({
     # send the arguments as one packet on the board's host stream (tlast on the last beat)
-    # and record every beat of its answer up to tlast
+    # and record every beat of its answer up to tlast. A host may carry a run of consecutive
+    # EXCHANGEs out boards side by side, each board's in their order: a session puts no
+    # packet in such a run that depends on another board's
     "EXCHANGE": 1,
     # write `value` to CSR byte address `address`
     "CSR_WRITE": 2,
