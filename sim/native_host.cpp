@@ -36,6 +36,7 @@ namespace {
 constexpr uint64_t MAGIC = 0x0054534f48445046ULL;  // "FPDHOST\0", little-endian
 constexpr uint64_t VERSION = 2;
 constexpr uint64_t END = ~0ULL;
+constexpr uint64_t READING_BACK = 1;  // PROGRESS's fourth argument (fpdeep/cosim/script.py)
 enum Code : uint64_t { EXCHANGE = 1, CSR_WRITE = 2, CSR_READ = 3, POLL = 4, MARK = 5,
                        FAIL = 6, PROGRESS = 7, IDLE = 8, SEND = 9, RECEIVE = 10 };
 enum Outcome : uint64_t { WANTED = 0, BAD = 1, TIMEOUT = 2 };
@@ -162,9 +163,7 @@ public:
                 if (busy[b] == NONE && !queued[b].empty()) {
                     busy[b] = queued[b].front();
                     queued[b].pop_front();
-                    l.tx = packets[busy[b]].second;
-                    l.sent = 0;
-                    drive_tx(l);
+                    start(l, packets[busy[b]].second);
                 }
             }
             if (left > 0) tick();
@@ -175,9 +174,7 @@ public:
     // Every beat of the packet taken by the board (tlast on the last).
     void send(uint64_t board, const std::vector<uint64_t>& beats) {
         Link& l = links_.at(board);
-        l.tx = &beats;
-        l.sent = 0;
-        drive_tx(l);
+        start(l, &beats);
         while (l.tx != nullptr) tick();
     }
 
@@ -216,6 +213,13 @@ public:
     }
 
 private:
+    // Begin sending `beats` on the board's host stream; each tick then moves one taken beat on.
+    static void start(Link& l, const std::vector<uint64_t>* beats) {
+        l.tx = beats;
+        l.sent = 0;
+        drive_tx(l);
+    }
+
     static void drive_tx(Link& l) {
         if (l.tx == nullptr) return;
         if (l.sent >= l.tx->size()) {
@@ -298,7 +302,7 @@ private:
         else
             out << "{\"step\": " << step_.at(0) << ", \"steps\": " << step_.at(1)
                 << ", \"task\": " << step_.at(2) << ", \"tasks\": 1, \"cycle\": " << cycle
-                << (step_.size() > 3 && step_[3] == 1 ? ", \"reading\": true}" : "}");
+                << (step_.size() > 3 && step_[3] == READING_BACK ? ", \"reading\": true}" : "}");
         written_ = std::chrono::steady_clock::now();
     }
 

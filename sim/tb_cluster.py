@@ -23,7 +23,7 @@ from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiStreamBus, AxiStreamSink, AxiStreamSource
 from fpdeep_tb import PERIOD_NS, tb_args
 
-from fpdeep.cosim.script import POLL_OUTCOMES, OutputsWriter, read_script
+from fpdeep.cosim.script import POLL_OUTCOMES, READING_BACK, OutputsWriter, read_script
 
 BEAT_BYTES = 8
 
@@ -123,9 +123,10 @@ class Session:
         elif op.name == "PROGRESS":
             step, steps, task, *reading = op.args
             self.outputs.flush()
-            self.progress.write_text(json.dumps({"step": step, "steps": steps, "task": task,
-                                                 "tasks": 1, "cycle": now(),
-                                                 **({"reading": True} if reading == [1] else {})}))
+            shown = {"step": step, "steps": steps, "task": task, "tasks": 1, "cycle": now()}
+            if reading == [READING_BACK]:
+                shown["reading"] = True
+            self.progress.write_text(json.dumps(shown))
         elif op.name == "POLL":
             address, mask, want, timeout, interval, *bad = op.args
             while True:

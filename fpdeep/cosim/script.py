@@ -56,9 +56,9 @@ OPS = MappingProxyType({
     # the rest runs only after a failed POLL
     "FAIL": 6,
     # the host rewrites its progress file: {"step", "steps", "task", "tasks": 1, "cycle"}
-    # (task 1: the step is over; cycle: the host's clock cycle); with a fourth argument of 1,
-    # also "reading": true (the step has ended and the host reads its results back, which
-    # on a large design takes as long as the load). The native host also writes
+    # (task 1: the step is over; cycle: the host's clock cycle); with a fourth argument of
+    # READING_BACK, also "reading": true (the step has ended and the host reads its results
+    # back, which on a large design takes as long as the load). The native host also writes
     # it at its start ({"configuring": true, "cycle": 0}) and every 10 s, with the cycle it
     # has reached, so that a long step or load shows it is moving
     "PROGRESS": 7,
@@ -72,6 +72,8 @@ OPS = MappingProxyType({
 })
 CODES = MappingProxyType({v: k for k, v in OPS.items()})
 POLL_OUTCOMES = ("wanted", "bad", "timeout")
+#: PROGRESS's fourth argument once a step has ended: the host is reading its results back.
+READING_BACK = 1
 #: The operations whose answers the outputs file holds.
 ANSWERED = frozenset({"EXCHANGE", "CSR_READ", "POLL", "MARK"})
 

@@ -56,15 +56,21 @@ from fpdeep.ops import spec
 from fpdeep.ops.batchnorm import frozen_constants, running_fixed
 from fpdeep.schedule.tasks import contribution_item, item
 
-from .script import NO_LINK_FAULTS, POLL_OUTCOMES, LinkFaults, Op, Outputs, Script
+from .script import (
+    NO_LINK_FAULTS,
+    POLL_OUTCOMES,
+    READING_BACK,
+    LinkFaults,
+    Op,
+    Outputs,
+    Script,
+)
 
 if TYPE_CHECKING:
     from .run import Build
 
 #: Cycles between two reads of STATUS while a step runs.
 POLL_INTERVAL = 64
-#: PROGRESS's fourth argument once a step has ended: the host is reading its results back.
-READING_BACK = 1
 #: Cycles the hosts hold reset before the session begins.
 RESET_CYCLES = 6
 #: Cycles after a refused packet's status beat until the CSR shows its error code: fpdeep_host

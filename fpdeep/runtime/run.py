@@ -27,13 +27,8 @@ from fpdeep.cosim.run import (
     load_build,
     make_batch,
 )
-from fpdeep.cosim.session import (
-    READING_BACK,
-    Session,
-    build_inference_session,
-    build_session,
-    decode,
-)
+from fpdeep.cosim.script import READING_BACK
+from fpdeep.cosim.session import Session, build_inference_session, build_session, decode
 from fpdeep.errors import FpdeepError
 from fpdeep.files import check_writable_file, write_file
 from fpdeep.progress import Progress
